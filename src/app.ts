@@ -1,0 +1,77 @@
+// buildApp(): the Fastify application with every route, hook and handler, ready for inject() or
+// listen(). It never listens and has no side effects beyond the objects passed in.
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify'
+import type { Config } from './config.js'
+import { authenticate, type KeyVerifier } from './http/auth.js'
+import { ErrorBody, ErrorDetail, handleError } from './http/errors.js'
+import { healthRoutes } from './http/health.js'
+import { parseJsonBody } from './http/json-body.js'
+import { installNotFoundHandler } from './http/not-found.js'
+import { registerOpenApi } from './http/openapi.js'
+import { petRoutes } from './http/pets.js'
+import { buildValidatorCompiler } from './http/validation.js'
+import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
+import type { Store } from './store/index.js'
+
+/** What buildApp needs: the validated config, an open store, a key verifier and a pino logger. */
+export interface AppDependencies {
+  config: Pick<Config, 'publicUrl'>
+  store: Pick<Store, 'pets' | 'ping'>
+  keys: KeyVerifier
+  logger: FastifyBaseLogger
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No API key needed (probes, the OpenAPI document). */
+    public?: boolean
+  }
+}
+
+/** Builds the app; await `app.ready()` (or listen) before use. */
+export async function buildApp({ config, store, keys, logger }: AppDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    // One line per request, written by the onResponse hook below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // While closing, answer in-flight keep-alive requests normally rather than with a non-Error body.
+    return503OnClosing: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => randomUUID(),
+    frameworkErrors: (error, _request, reply) => handleError(error, reply.request, reply),
+  })
+  const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
+  for (const schema of schemas) app.addSchema(schema)
+  app.setValidatorCompiler(buildValidatorCompiler(schemas))
+  app.removeContentTypeParser(['application/json'])
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) =>
+    parseJsonBody(request, body),
+  )
+  app.setErrorHandler(handleError)
+  installNotFoundHandler(app)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    const path = request.url.split('?', 1)[0] ?? ''
+    const underV1 = path === '/v1' || path.startsWith('/v1/')
+    if (underV1 && !request.routeOptions.config.public) await authenticate(request, keys)
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    )
+  })
+
+  const linkBase = config.publicUrl ?? '/v1'
+  await registerOpenApi(app, linkBase)
+  await app.register(petRoutes, { pets: store.pets, linkBase })
+  await app.register(healthRoutes, { ping: () => store.ping() })
+  return app
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// The operator CLI (`npx animal-store <command>`): the command table, and the only place that sets
+// an exit code. Every failure ends as one line on stderr and exit code 1.
+import { Command } from 'commander'
+import { keysCreate, keysList, keysRevoke } from './commands/keys.js'
+import { migrate } from './commands/migrate.js'
+import { serve } from './commands/serve.js'
+import { loadConfig } from './config.js'
+
+const program = new Command('animal-store')
+  .description('Animal Store: a JSON-over-HTTP service that keeps a collection of animals.')
+  .addHelpText(
+    'after',
+    '\nConfiguration comes from environment variables (PORT, HOST, DATABASE_URL, API_KEYS, LOG_LEVEL, PUBLIC_URL); see the README.',
+  )
+  .showHelpAfterError()
+
+program
+  .command('serve')
+  .description('run the HTTP service (migrates the database first; creates and prints a first API key if none exists)')
+  .action(() => serve(loadConfig()))
+
+program
+  .command('migrate')
+  .description('apply pending database migrations and exit')
+  .action(() => migrate(loadConfig(), process.stdout))
+
+const keys = program.command('keys').description('manage API keys (stored as SHA-256 hashes)')
+keys
+  .command('create')
+  .description('create an API key and print it once')
+  .requiredOption('--name <name>', 'a label for the key, such as the client it is for')
+  .action((options: { name: string }) => keysCreate(loadConfig(), options.name, process.stdout))
+keys
+  .command('list')
+  .description('list keys: id, name, prefix, created, revoked (never the key itself)')
+  .action(() => keysList(loadConfig(), process.stdout))
+keys
+  .command('revoke')
+  .description('revoke a key; running servers refuse it within 2 seconds')
+  .argument('<id>', 'the key id, as shown by `keys list`')
+  .action((id: string) => keysRevoke(loadConfig(), id, process.stdout))
+
+program.parseAsync().catch((error: unknown) => {
+  process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exitCode = 1
+})

@@ -1,0 +1,113 @@
+// Configuration: the only reader of the environment. Every variable is validated once at start-up,
+// defaulted as the README's configuration table says, and frozen; a bad value names the variable.
+import { isAbsolute, resolve } from 'node:path'
+import type { DatabaseConfig } from './store/index.js'
+
+/** pino levels accepted by LOG_LEVEL. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/** The validated configuration (README "Configuration"). */
+export interface Config {
+  /** TCP port; 0 picks a free one. */
+  readonly port: number
+  readonly host: string
+  readonly database: DatabaseConfig
+  /** API_KEYS: keys accepted besides the stored ones; never logged. */
+  readonly apiKeys: readonly string[]
+  readonly logLevel: LogLevel
+  /** Externally visible base URL ending in `/v1`, without a trailing slash; undefined when unset. */
+  readonly publicUrl: string | undefined
+}
+
+/** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
+export class ConfigError extends Error {
+  readonly variable: string
+  constructor(variable: string, message: string) {
+    super(`${variable} ${message}`)
+    this.name = 'ConfigError'
+    this.variable = variable
+  }
+}
+
+/** Default DATABASE_URL: an SQLite file under ./data, created on first use. */
+export const DEFAULT_DATABASE_URL = 'sqlite:data/animal-store.db'
+
+/**
+ * Reads and validates the configuration from `env` (relative SQLite paths resolve against `cwd`).
+ * Throws ConfigError for the first bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Config {
+  return Object.freeze({
+    port: parsePort(env.PORT),
+    host: parseHost(env.HOST),
+    database: Object.freeze(parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd)),
+    apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
+    logLevel: parseLogLevel(env.LOG_LEVEL),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
+  })
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined || value === '') return 8080
+  const port = Number(value)
+  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError('PORT', 'must be an integer from 0 to 65535.')
+  return port
+}
+
+function parseHost(value: string | undefined): string {
+  if (value === undefined || value === '') return '127.0.0.1'
+  if (/\s/.test(value)) throw new ConfigError('HOST', 'must be a host name or IP address, without spaces.')
+  return value
+}
+
+/** Parses a DATABASE_URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`). Throws ConfigError. */
+export function parseDatabaseUrl(value: string, cwd: string, variable = 'DATABASE_URL'): DatabaseConfig {
+  if (value.startsWith('sqlite:')) {
+    const path = value.slice('sqlite:'.length)
+    if (path === '') throw new ConfigError(variable, 'must name a file: sqlite:PATH or sqlite::memory:.')
+    if (path === ':memory:') return { dialect: 'sqlite', path }
+    return { dialect: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) }
+  }
+  if (/^postgres(ql)?:\/\//.test(value)) {
+    throw new ConfigError(variable, 'names PostgreSQL, which this version does not support yet; use sqlite:PATH.')
+  }
+  throw new ConfigError(variable, 'must be sqlite:PATH (relative or absolute) or sqlite::memory:.')
+}
+
+function parseApiKeys(value: string | undefined): string[] {
+  const keys = (value ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key !== '')
+  keys.forEach((key, index) => {
+    // RFC 6750 b64token, so a client can send it; 16+ characters so it is not guessable.
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || key.length < 16) {
+      throw new ConfigError(
+        'API_KEYS',
+        `entry ${index + 1} is not usable: each key must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), separated by commas.`,
+      )
+    }
+  })
+  return keys
+}
+
+function parseLogLevel(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info'
+  const level = LOG_LEVELS.find((candidate) => candidate === value.toLowerCase())
+  if (!level) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}.`)
+  return level
+}
+
+function parsePublicUrl(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined
+  const trimmed = value.replace(/\/+$/, '')
+  let url: URL | undefined
+  try {
+    url = new URL(trimmed)
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || !trimmed.endsWith('/v1') || url.search || url.hash) {
+    throw new ConfigError('PUBLIC_URL', 'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1.')
+  }
+  return trimmed
+}

@@ -1,0 +1,127 @@
+// The error catalog (stable codes → status and message), the Error body schema, ApiError, and the one
+// error handler that writes every error response as SPEC "Errors" says: `{code, message, status}`.
+import { type Static, Type } from '@sinclair/typebox'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { BODY_LIMIT_BYTES } from '../schemas.js'
+import { StoreUnavailableError } from '../store/unavailable.js'
+
+/**
+ * Every error code the service answers with, its HTTP status and default message. Codes are
+ * lower_snake, stable, and listed in openapi.json and the README (a test checks all three agree).
+ */
+export const ERROR_CODES = {
+  invalid_request: { status: 400, message: 'The request has missing or invalid values; see details.' },
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  missing_api_key: { status: 401, message: 'An API key is required: send "Authorization: Bearer <API_KEY>".' },
+  invalid_api_key: { status: 401, message: 'The API key is not valid, or has been revoked.' },
+  not_found: { status: 404, message: 'There is no resource at this path.' },
+  pet_not_found: { status: 404, message: 'No animal with that identifier.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },
+  body_too_large: { status: 413, message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.` },
+  unsupported_media_type: { status: 415, message: 'The request body must be JSON: Content-Type: application/json.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+/** One of the stable error codes of ERROR_CODES. */
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** One failing input of a 400 `invalid_request`. */
+export const ErrorDetail = Type.Object(
+  {
+    in: Type.Unsafe<'body' | 'query' | 'path'>({
+      type: 'string',
+      enum: ['body', 'query', 'path'],
+      description: 'Where the failing input is.',
+    }),
+    field: Type.String({
+      description: 'Dotted path of the failing field; empty when the whole body or query is at fault.',
+    }),
+    message: Type.String({ description: 'What is wrong with it.' }),
+  },
+  { $id: 'ErrorDetail', additionalProperties: false },
+)
+export type ErrorDetail = Static<typeof ErrorDetail>
+
+/** SPEC Error: the body of every error response; `status` repeats the HTTP status code. */
+export const ErrorBody = Type.Object(
+  {
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: Object.keys(ERROR_CODES),
+      description: 'Machine-readable, stable error code (the catalog is in the README).',
+    }),
+    message: Type.String({ description: 'Human-readable description.' }),
+    status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
+    details: Type.Optional(
+      Type.Array(Type.Unsafe<ErrorDetail>({ $ref: 'ErrorDetail' }), {
+        description: 'With `invalid_request` only: every failing input.',
+      }),
+    ),
+  },
+  { $id: 'Error', additionalProperties: false, description: 'The body of every error response.' },
+)
+export type ErrorBody = Static<typeof ErrorBody>
+
+/**
+ * An error with a catalog code; throw it from a handler or hook and the error handler writes it.
+ * `headers` are added to the response (`WWW-Authenticate`, `Allow`, …).
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode
+  readonly statusCode: number
+  readonly details: ErrorDetail[] | undefined
+  readonly headers: Record<string, string>
+
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; details?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(options.message ?? ERROR_CODES[code].message, { cause: options.cause })
+    this.name = 'ApiError'
+    this.code = code
+    this.statusCode = ERROR_CODES[code].status
+    this.details = options.details
+    this.headers = options.headers ?? {}
+  }
+
+  /** The SPEC Error body of this error. */
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.statusCode }
+    if (this.details) body.details = this.details
+    return body
+  }
+}
+
+/**
+ * Fastify's own request errors (parsing, limits) mapped to the catalog. Anything not listed here
+ * that is not an ApiError is a 500 `internal_error`.
+ */
+const FASTIFY_ERRORS: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
+}
+
+/** The Error-catalog view of any error thrown while handling a request. Never exposes internals. */
+export function toApiError(error: FastifyError | ApiError | Error): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable', { cause: error })
+  const fastifyCode = (error as Partial<FastifyError>).code ?? ''
+  const code = FASTIFY_ERRORS[fastifyCode]
+  if (code === 'invalid_request') {
+    const message = fastifyCode === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'A request body is required.' : 'The request is malformed.'
+    return new ApiError(code, { message, details: [], cause: error })
+  }
+  if (code) return new ApiError(code, { cause: error })
+  return new ApiError('internal_error', { cause: error })
+}
+
+/** Fastify error handler: writes the Error body; logs 5xx with their cause, never sends it. */
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const apiError = toApiError(error)
+  if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+  return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody())
+}

@@ -1,0 +1,19 @@
+// Probes for load balancers and orchestrators, outside /v1 and without authentication:
+// /healthz (the process answers) and /readyz (the database answers too).
+import type { FastifyInstance } from 'fastify'
+import { ApiError } from './errors.js'
+
+/** Registers GET /healthz and GET /readyz. `ping` rejects when the database cannot be reached. */
+export async function healthRoutes(app: FastifyInstance, { ping }: { ping: () => Promise<void> }): Promise<void> {
+  const config = { public: true }
+  app.get('/healthz', { config, schema: { hide: true } }, async () => ({ status: 'ok' }))
+  app.get('/readyz', { config, schema: { hide: true } }, async (request) => {
+    try {
+      await ping()
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed')
+      throw new ApiError('service_unavailable', { message: 'The database is not reachable.' })
+    }
+    return { status: 'ready' }
+  })
+}

@@ -1,0 +1,117 @@
+// The three operations of SPEC "Endpoints": listPets, createPet, getPet. Thin handlers: validation
+// and serialization come from the route schemas, data from the PetStore.
+import type { FastifyInstance } from 'fastify'
+import {
+  DEFAULT_PAGE_LIMIT,
+  DEFAULT_PET_STATUS,
+  type ListPetsQuery,
+  type NewPet,
+  PetIdParams,
+  ListPetsQuery as Query,
+} from '../schemas.js'
+import type { PetStore } from '../store/index.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
+import { ApiError } from './errors.js'
+import { errorResponses, header } from './responses.js'
+
+/** What the pet routes need: the store, and the public base of links (`PUBLIC_URL`, else `/v1`). */
+export interface PetRoutesOptions {
+  pets: PetStore
+  linkBase: string
+}
+
+const SECURITY = [{ bearerAuth: [] }]
+
+/** Registers listPets, createPet and getPet under `/v1/pets`. */
+export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): Promise<void> {
+  app.get<{ Querystring: ListPetsQuery }>(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List animals',
+        description:
+          'Returns animals ordered by `id` ascending, at most `limit` of them, optionally only those with one `status`. The body is a bare array; when more animals follow, the `Link` header carries the next page (`rel="next"`).',
+        tags: ['pets'],
+        security: SECURITY,
+        querystring: Query,
+        response: {
+          200: {
+            $ref: 'Pets',
+            description: 'Success: a page of animals (possibly empty).',
+            headers: {
+              Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+            },
+          },
+          ...errorResponses([400, 401, 500, 503]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
+      const afterId = cursor === undefined ? undefined : decodeCursor(cursor)
+      const page = await pets.listPets({ limit: limit + 1, status, afterId })
+      if (page.length > limit) {
+        page.length = limit
+        const next = new URLSearchParams({ limit: String(limit), ...(status && { status }) })
+        next.set('cursor', encodeCursor(page[limit - 1]?.id ?? 0n))
+        reply.header('link', `<${linkBase}/pets?${next}>; rel="next"`)
+      }
+      return page
+    },
+  )
+
+  app.post<{ Body: NewPet }>(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add an animal',
+        description:
+          'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored.',
+        tags: ['pets'],
+        security: SECURITY,
+        body: { $ref: 'NewPet' },
+        response: {
+          201: {
+            $ref: 'Pet',
+            description: 'Animal added.',
+            headers: { Location: header('Where the new animal can be read: `/v1/pets/{id}`.') },
+          },
+          ...errorResponses([400, 401, 413, 415, 500, 503]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
+      const pet = await pets.insertPet({ name, categoryId: BigInt(categoryId), status })
+      return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).send(pet)
+    },
+  )
+
+  app.get<{ Params: PetIdParams }>(
+    '/v1/pets/:petId',
+    {
+      onSend: deprecationHeaders(`${linkBase}/pets`),
+      schema: {
+        operationId: 'getPet',
+        summary: 'Read one animal (deprecated)',
+        description: `Deprecated: announced for removal on 5 December 2030 (Sunset: ${SUNSET_DATE}). Use \`GET /pets\` with the \`status\` filter instead. Every response of this operation carries the Deprecation, Sunset and successor-version Link headers.`,
+        deprecated: true,
+        tags: ['pets'],
+        security: SECURITY,
+        params: PetIdParams,
+        response: {
+          200: { $ref: 'Pet', description: 'Success.', headers: DEPRECATION_HEADERS },
+          ...errorResponses([400, 401, 404, 500, 503], DEPRECATION_HEADERS),
+        },
+      },
+    },
+    async (request) => {
+      const pet = await pets.findPet(BigInt(request.params.petId))
+      if (!pet) throw new ApiError('pet_not_found')
+      return pet
+    },
+  )
+}

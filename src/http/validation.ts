@@ -1,0 +1,135 @@
+// Request validation: one Ajv instance over the TypeBox route schemas, made int64-exact (bigint
+// values are validated, never rounded) and strict (no type coercion), and its failures turned into
+// one `invalid_request` error that lists every failing input.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import { INT64_MAX, INT64_MIN } from '../schemas.js'
+import { ApiError, type ErrorDetail } from './errors.js'
+import { parseIntegerText } from './json-body.js'
+
+type Part = ErrorDetail['in']
+type Result = true | { error: ApiError } | { value: unknown }
+
+const PARTS: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path' }
+
+/**
+ * Fastify validator compiler. `sharedSchemas` are the `$id` schemas routes may `$ref`.
+ * Body values are checked as sent (no coercion); query and path values declared `integer` are
+ * parsed exactly from their text (see parseIntegerText) and everything else stays a string.
+ * A failure returns ApiError `invalid_request` with one detail per failing input.
+ */
+export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<FastifySchema> {
+  const ajv = new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    coerceTypes: false,
+    removeAdditional: false,
+    verbose: true,
+    schemas: sharedSchemas,
+    formats: { int64: { type: 'number', validate: Number.isSafeInteger } },
+    keywords: ['x-pattern-message'],
+  })
+  return ({ schema, httpPart }) => {
+    const validate = ajv.compile(schema as object)
+    const part = PARTS[httpPart ?? 'body'] ?? 'body'
+    if (part === 'body') return (data: unknown) => validateBody(validate, data)
+    const integerFields = integerProperties(schema)
+    return (data: unknown) => validateStrings(validate, part, integerFields, data as Record<string, unknown>)
+  }
+}
+
+function validateBody(validate: ValidateFunction, data: unknown): Result {
+  if (data === null || data === undefined) {
+    return fail('body', [{ in: 'body', field: '', message: 'is required' }], 'A request body is required.')
+  }
+  const bigints = hideBigInts(data)
+  const valid = validate(data)
+  for (const [holder, key, value] of bigints) holder[key] = value
+  return valid ? true : fail('body', toDetails('body', validate.errors ?? []))
+}
+
+function validateStrings(validate: ValidateFunction, part: Part, integerFields: string[], data: Record<string, unknown>): Result {
+  const value: Record<string, unknown> = { ...data }
+  for (const field of integerFields) {
+    const text = value[field]
+    if (typeof text === 'string') value[field] = parseIntegerText(text)
+  }
+  const bigints = hideBigInts(value)
+  const valid = validate(value)
+  for (const [holder, key, original] of bigints) holder[key] = original
+  return valid ? { value } : fail(part, toDetails(part, validate.errors ?? []))
+}
+
+function fail(part: Part, details: ErrorDetail[], message?: string): { error: ApiError } {
+  const where = { body: 'request body is', query: 'query parameters are', path: 'path parameter is' }[part]
+  return { error: new ApiError('invalid_request', { message: message ?? `The ${where} not valid; see details.`, details }) }
+}
+
+function integerProperties(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
+}
+
+// Ajv knows no bigint. Each one is swapped, for the length of one validation, for a safe number with
+// the same verdict: ±(2^53−1) inside the int64 range (passes `format: int64`), ±2^64 outside it (fails).
+const IN_RANGE_STAND_IN = Number.MAX_SAFE_INTEGER
+const OUT_OF_RANGE_STAND_IN = 2 ** 64
+
+type Holder = Record<string | number, unknown>
+
+function hideBigInts(root: unknown): Array<[Holder, string | number, bigint]> {
+  const found: Array<[Holder, string | number, bigint]> = []
+  const pending: unknown[] = [root]
+  while (pending.length > 0) {
+    const node = pending.pop()
+    if (typeof node !== 'object' || node === null) continue
+    const holder = node as Holder
+    for (const key of Object.keys(holder)) {
+      const value = holder[key]
+      if (typeof value === 'bigint') {
+        found.push([holder, key, value])
+        const sign = value < 0n ? -1 : 1
+        holder[key] = sign * (value >= INT64_MIN && value <= INT64_MAX ? IN_RANGE_STAND_IN : OUT_OF_RANGE_STAND_IN)
+      } else if (typeof value === 'object' && value !== null) {
+        pending.push(value)
+      }
+    }
+  }
+  return found
+}
+
+const ARTICLE: Record<string, string> = { integer: 'an integer', object: 'a JSON object', array: 'an array', string: 'a string' }
+
+function toDetails(part: Part, errors: ErrorObject[]): ErrorDetail[] {
+  return errors.map((error) => {
+    const path = error.instancePath
+      .split('/')
+      .slice(1)
+      .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    const { params } = error
+    switch (error.keyword) {
+      case 'required':
+        return detail(part, [...path, params.missingProperty], 'is required')
+      case 'additionalProperties':
+        return detail(part, [...path, params.additionalProperty], `is not a known ${part === 'body' ? 'field' : 'parameter'}`)
+      case 'type':
+        return detail(part, path, `must be ${ARTICLE[params.type] ?? params.type}`)
+      case 'format':
+        return detail(part, path, `must be a signed 64-bit integer (${INT64_MIN} to ${INT64_MAX})`)
+      case 'enum':
+        return detail(part, path, `must be one of: ${params.allowedValues.join(', ')}`)
+      case 'minLength':
+        return detail(part, path, `must be at least ${params.limit} character${params.limit === 1 ? '' : 's'} long`)
+      case 'maxLength':
+        return detail(part, path, `must be at most ${params.limit} characters long`)
+      case 'pattern':
+        return detail(part, path, error.parentSchema?.['x-pattern-message'] ?? 'has a form that is not allowed')
+      default:
+        return detail(part, path, error.message ?? 'is not valid')
+    }
+  })
+}
+
+function detail(part: Part, path: string[], message: string): ErrorDetail {
+  return { in: part, field: path.join('.'), message }
+}

@@ -1,0 +1,125 @@
+// The contract's data shapes (SPEC "Resources and their fields"), as TypeBox schemas: the one source
+// for request validation, response serialization, TypeScript types and openapi.json.
+import { type Static, Type } from '@sinclair/typebox'
+
+/** Largest accepted request body, in bytes (SPEC "Limits": not shown; decided in README). */
+export const BODY_LIMIT_BYTES = 16 * 1024
+
+/** Largest and smallest signed 64-bit integers, the range of every `format: int64` value. */
+export const INT64_MAX = 9223372036854775807n
+export const INT64_MIN = -9223372036854775808n
+
+/**
+ * A signed 64-bit integer (`type: integer, format: int64`). In requests it arrives as a number when
+ * it is a safe integer and as a bigint beyond ±(2^53−1) (see http/json-body.ts); the store always
+ * returns bigint. Never pass it through a JS number unless it is known to be safe.
+ */
+export const Int64 = Type.Unsafe<bigint | number>({ type: 'integer', format: 'int64' })
+
+/** SPEC PetStatus values. */
+export const PET_STATUSES = ['available', 'pending', 'sold'] as const
+
+/** SPEC PetStatus: the availability status. */
+export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
+  $id: 'PetStatus',
+  type: 'string',
+  enum: [...PET_STATUSES],
+  description: 'Availability status.',
+})
+export type PetStatus = Static<typeof PetStatus>
+
+/** Default status on create (SPEC: "not shown"; decided in README). */
+export const DEFAULT_PET_STATUS: PetStatus = 'available'
+
+// No NUL (PostgreSQL text cannot hold it) and no unpaired surrogate (not storable as UTF-8), so a
+// name always reads back exactly as sent; at least one non-whitespace character.
+const NAME_PATTERN = '^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]+$'
+
+/** Name rule (SPEC "Gaps": not shown; decided in README): 1–255 Unicode code points, not blank. */
+const PetName = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: NAME_PATTERN,
+  'x-pattern-message': 'must contain a character other than whitespace, and no NUL or unpaired surrogate',
+  description:
+    "The animal's name: 1 to 255 Unicode characters, at least one of them not whitespace, no NUL and no unpaired surrogate. Stored exactly as sent (no trimming); not unique.",
+})
+
+const CategoryId = Type.Unsafe<bigint | number>({
+  ...Int64,
+  description: 'Identifier of the category the animal belongs to (signed 64-bit integer, exact over the whole range).',
+})
+
+/** SPEC NewPet: the createPet request body. Unknown fields are rejected (400). */
+export const NewPet = Type.Object(
+  {
+    name: PetName,
+    categoryId: CategoryId,
+    status: Type.Optional(
+      Type.Unsafe<PetStatus>({
+        type: 'string',
+        enum: [...PET_STATUSES],
+        default: DEFAULT_PET_STATUS,
+        description: 'Availability status (PetStatus); `available` when omitted.',
+      }),
+    ),
+  },
+  { $id: 'NewPet', additionalProperties: false, description: 'An animal to add. `id` is assigned by the service.' },
+)
+export type NewPet = Static<typeof NewPet>
+
+/** SPEC Pet: the response representation, NewPet plus the service-assigned `id`. */
+export const Pet = Type.Object(
+  {
+    id: Type.Unsafe<bigint>({ ...Int64, description: 'Unique identifier assigned by the service on creation.' }),
+    name: Type.String({ description: "The animal's name, exactly as sent on creation." }),
+    categoryId: Type.Unsafe<bigint>(CategoryId),
+    status: Type.Unsafe<PetStatus>({ $ref: 'PetStatus' }),
+  },
+  { $id: 'Pet', additionalProperties: false, description: 'An animal held in the store.' },
+)
+export type Pet = Static<typeof Pet>
+
+/** SPEC Pets: a bare JSON array of Pet, ordered by `id` ascending. */
+export const Pets = Type.Array(Type.Unsafe<Pet>({ $ref: 'Pet' }), {
+  $id: 'Pets',
+  description: 'Animals ordered by `id` ascending.',
+})
+
+/** SPEC "Limits": the page size when `limit` is absent. */
+export const DEFAULT_PAGE_LIMIT = 20
+
+/** listPets query (SPEC GET /pets), plus the keyset `cursor` (SPEC: pagination "not shown"). */
+export const ListPetsQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: DEFAULT_PAGE_LIMIT,
+        description: 'Maximum number of animals returned (1 to 100). Out-of-range values are rejected, never clamped.',
+      }),
+    ),
+    status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus', description: 'Return only animals with this status.' })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'Opaque keyset cursor from the `Link: <…>; rel="next"` header of the previous page. Absent for the first page.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ListPetsQuery = Static<typeof ListPetsQuery>
+
+/** getPet path parameters. */
+export const PetIdParams = Type.Object(
+  { petId: Type.Unsafe<bigint | number>({ ...Int64, description: 'Identifier of the animal (signed 64-bit integer).' }) },
+  { additionalProperties: false },
+)
+export type PetIdParams = Static<typeof PetIdParams>
+
+/** The resource schemas registered with Fastify by `$id` (and so emitted as OpenAPI components). */
+export const RESOURCE_SCHEMAS = [PetStatus, NewPet, Pet, Pets]

@@ -1,0 +1,69 @@
+// Stored API keys: insert, list, look up active hashes, revoke. Only SHA-256 hashes and a short
+// display prefix are stored, never a key.
+import type { Kysely, Selectable } from 'kysely'
+import type { ApiKeysTable, Database } from './tables.js'
+
+/** A stored key as operators see it (`keys list`): never the key itself. Times are ISO-8601 UTC. */
+export interface ApiKeyRecord {
+  id: bigint
+  name: string
+  prefix: string
+  createdAt: string
+  revokedAt: string | null
+}
+
+/** What the authenticator needs of an active key. `hash` is lowercase hex SHA-256. */
+export interface ActiveKeyHash {
+  prefix: string
+  hash: string
+}
+
+/** Stores a new key's hash; resolves to its record. */
+export async function insertApiKey(
+  db: Kysely<Database>,
+  key: { name: string; prefix: string; hash: string; createdAt: string },
+): Promise<ApiKeyRecord> {
+  const row = await db
+    .insertInto('api_keys')
+    .values({ name: key.name, prefix: key.prefix, hash: key.hash, created_at: key.createdAt })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return toRecord(row)
+}
+
+/** Every stored key, revoked ones included, by id. */
+export async function listApiKeys(db: Kysely<Database>): Promise<ApiKeyRecord[]> {
+  return (await db.selectFrom('api_keys').selectAll().orderBy('id').execute()).map(toRecord)
+}
+
+/** Prefix and hash of every key not revoked; with `prefix`, of those with that prefix only. */
+export async function listActiveKeyHashes(db: Kysely<Database>, prefix?: string): Promise<ActiveKeyHash[]> {
+  let select = db.selectFrom('api_keys').select(['prefix', 'hash']).where('revoked_at', 'is', null)
+  if (prefix !== undefined) select = select.where('prefix', '=', prefix)
+  return select.execute()
+}
+
+/** Whether any key was ever stored (revoked ones count): the first start creates one only if not. */
+export async function hasAnyApiKey(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('api_keys').select('id').limit(1).executeTakeFirst()) !== undefined
+}
+
+/**
+ * Marks a key revoked at `revokedAt` (ISO-8601). Resolves to its record, unchanged if it was
+ * already revoked, or undefined when no key has that id.
+ */
+export async function revokeApiKey(db: Kysely<Database>, id: bigint, revokedAt: string): Promise<ApiKeyRecord | undefined> {
+  await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', id).where('revoked_at', 'is', null).execute()
+  const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && toRecord(row)
+}
+
+function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    id: BigInt(row.id),
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  }
+}

@@ -1,0 +1,122 @@
+// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
+// Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import BetterSqlite3 from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import pg from 'pg'
+import type { Pet } from '../schemas.js'
+import * as apiKeys from './api-keys.js'
+import { migrateToLatest } from './migrate.js'
+import * as pets from './pets.js'
+import type { Database } from './tables.js'
+import { classifyDriverError } from './unavailable.js'
+
+export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
+export type { PetDraft, PetPageQuery } from './pets.js'
+export { StoreUnavailableError } from './unavailable.js'
+
+/** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; path: string }
+  | { dialect: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number }
+
+/** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
+export interface PetStore {
+  insertPet(draft: pets.PetDraft): Promise<Pet>
+  listPets(query: pets.PetPageQuery): Promise<Pet[]>
+  findPet(id: bigint): Promise<Pet | undefined>
+}
+
+/** Stored API keys (hashes only), for authentication and the `keys` commands. */
+export interface ApiKeyStore {
+  insertApiKey(key: { name: string; prefix: string; hash: string; createdAt: string }): Promise<apiKeys.ApiKeyRecord>
+  listApiKeys(): Promise<apiKeys.ApiKeyRecord[]>
+  listActiveKeyHashes(prefix?: string): Promise<apiKeys.ActiveKeyHash[]>
+  hasAnyApiKey(): Promise<boolean>
+  revokeApiKey(id: bigint, revokedAt: string): Promise<apiKeys.ApiKeyRecord | undefined>
+}
+
+/** An open database: its stores, migrations, a readiness probe and close. */
+export interface Store {
+  readonly dialect: DatabaseConfig['dialect']
+  readonly pets: PetStore
+  readonly apiKeys: ApiKeyStore
+  /** Applies pending migrations; resolves to the names applied. */
+  migrate(): Promise<string[]>
+  /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */
+  ping(): Promise<void>
+  /** Closes the database (waits for the pool to drain). */
+  close(): Promise<void>
+  /** The Kysely handle, for store-level tools (copy, tests of the schema) only. */
+  readonly db: Kysely<Database>
+}
+
+/**
+ * Opens the database named by `config`. SQLite: creates the file's folder, WAL journal with
+ * `synchronous=FULL` (a commit is on stable storage before the insert resolves), 64-bit integers
+ * read as bigint. PostgreSQL: a pg Pool of `poolMax` with a per-statement timeout (ms); pool errors
+ * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
+ */
+export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
+  const db =
+    config.dialect === 'sqlite'
+      ? new Kysely<Database>({ dialect: sqliteDialect(config.path) })
+      : postgresKysely(config, onPoolError)
+  return {
+    dialect: config.dialect,
+    db,
+    pets: {
+      insertPet: guard((draft) => pets.insertPet(db, draft)),
+      listPets: guard((query) => pets.listPets(db, query)),
+      findPet: guard((id) => pets.findPet(db, id)),
+    },
+    apiKeys: {
+      insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),
+      listApiKeys: guard(() => apiKeys.listApiKeys(db)),
+      listActiveKeyHashes: guard((prefix) => apiKeys.listActiveKeyHashes(db, prefix)),
+      hasAnyApiKey: guard(() => apiKeys.hasAnyApiKey(db)),
+      revokeApiKey: guard((id, revokedAt) => apiKeys.revokeApiKey(db, id, revokedAt)),
+    },
+    migrate: guard(() => migrateToLatest(db)),
+    ping: guard(async () => {
+      await sql`select 1`.execute(db)
+    }),
+    close: () => db.destroy(),
+  }
+}
+
+function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await operation(...args)
+    } catch (error) {
+      throw classifyDriverError(error)
+    }
+  }
+}
+
+function sqliteDialect(path: string): SqliteDialect {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const database = new BetterSqlite3(path)
+  database.pragma('journal_mode = WAL')
+  database.pragma('synchronous = FULL')
+  database.pragma('busy_timeout = 5000')
+  database.defaultSafeIntegers(true)
+  return new SqliteDialect({ database })
+}
+
+function postgresKysely(
+  config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
+  onPoolError: (error: Error) => void,
+): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolMax,
+    statement_timeout: config.statementTimeoutMs,
+    connectionTimeoutMillis: config.statementTimeoutMs,
+  })
+  // An idle client losing its server emits 'error' on the pool; unhandled, it would kill the process.
+  pool.on('error', onPoolError)
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}

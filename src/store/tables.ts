@@ -1,0 +1,30 @@
+// Kysely table types: the database as SQL sees it (snake_case; int64 columns come back as bigint from
+// better-sqlite3 in safe-integer mode and as decimal strings from pg). Rows never leave store/.
+import type { Generated } from 'kysely'
+
+/** An int64 column as read: bigint (SQLite) or string (PostgreSQL int8); written as bigint or string. */
+export type Int64Column = bigint | string
+
+/** `pets`: one row per animal. */
+export interface PetsTable {
+  id: Generated<Int64Column>
+  name: string
+  category_id: Int64Column
+  status: string
+}
+
+/** `api_keys`: stored API keys, as SHA-256 hashes only. Timestamps are ISO-8601 UTC text. */
+export interface ApiKeysTable {
+  id: Generated<Int64Column>
+  name: string
+  prefix: string
+  hash: string
+  created_at: string
+  revoked_at: string | null
+}
+
+/** The whole schema, for `Kysely<Database>`. */
+export interface Database {
+  pets: PetsTable
+  api_keys: ApiKeysTable
+}

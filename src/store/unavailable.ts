@@ -1,0 +1,34 @@
+// Which driver errors mean "the database cannot serve now" (503, retry later) rather than a bug
+// (500). Matched by code, never by message: SQLite result codes, PostgreSQL SQLSTATE classes and
+// Node socket errors.
+
+/** The database is unreachable, full, read-only or overloaded; retrying later may succeed. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unavailable', { cause })
+    this.name = 'StoreUnavailableError'
+  }
+}
+
+// better-sqlite3 `SqliteError.code`: primary code names, or extended ones that start with them.
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|NOMEM|PROTOCOL)/
+// PostgreSQL SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P (operator
+// intervention: shutdown, cannot connect now), 40001/40P01 (retryable conflicts).
+const POSTGRES_UNAVAILABLE = /^(08|53|57P|40001|40P01)/
+const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'])
+
+/** The error to throw for a failed database call: StoreUnavailableError when it is transient. */
+export function classifyDriverError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (
+    typeof code === 'string' &&
+    (SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code) || SOCKET_UNAVAILABLE.has(code))
+  ) {
+    return new StoreUnavailableError(error)
+  }
+  if (error instanceof Error && /^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)) {
+    // pg raises these without a code; they are the pool's own, stable wording.
+    return new StoreUnavailableError(error)
+  }
+  return error
+}

@@ -1,0 +1,23 @@
+// Renders the OpenAPI document exactly as a default-configured server serves it (real app, in-memory
+// SQLite store), formatted as committed in openapi.json.
+import { pino } from 'pino'
+import { buildApp } from '../src/app.js'
+import { createKeyVerifier } from '../src/http/auth.js'
+import { openStore } from '../src/store/index.js'
+
+/** openapi.json's expected text: the served document, 2-space indented, with a final newline. */
+export async function renderOpenApi(): Promise<string> {
+  const store = openStore({ dialect: 'sqlite', path: ':memory:' })
+  const logger = pino({ level: 'silent' })
+  await store.migrate()
+  const keys = await createKeyVerifier(store.apiKeys, [], logger)
+  const app = await buildApp({ config: { publicUrl: undefined }, store, keys, logger })
+  try {
+    await app.ready()
+    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+  } finally {
+    keys.close()
+    await app.close()
+    await store.close()
+  }
+}

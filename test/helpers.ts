@@ -1,0 +1,134 @@
+// Starts real servers for tests: the real app on 127.0.0.1 with an ephemeral port, over a real
+// SQLite file in a fresh temporary folder; and a client that checks every response against openapi.json.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { parse as parseLossless } from 'lossless-json'
+import { buildApp } from '../src/app.js'
+import { createKey } from '../src/commands/keys.js'
+import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
+import { parseJsonNumber } from '../src/http/json-body.js'
+import { createLogger } from '../src/logger.js'
+import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
+import { assertMatchesContract } from './contract.js'
+
+/** A fresh temporary folder, removed by the returned function. */
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), 'animal-store-test-'))
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** A running test server and what a test may need of it. */
+export interface TestServer {
+  /** `http://127.0.0.1:PORT` (no `/v1`). */
+  origin: string
+  /** A stored, valid API key. */
+  key: string
+  store: Store
+  app: FastifyInstance
+  keys: KeyVerifier
+  /** Every log line written so far, as text. */
+  logs: string[]
+  close(): Promise<void>
+}
+
+/** Options of startServer. `database` defaults to a new SQLite file in a temporary folder. */
+export interface ServerOptions {
+  database?: DatabaseConfig
+  apiKeys?: string[]
+  publicUrl?: string
+  keyRefreshMs?: number
+}
+
+/** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const dir = tempDir()
+  const store = openStore(options.database ?? { dialect: 'sqlite', path: join(dir.path, 'test.db') })
+  await store.migrate()
+  const { key } = await createKey(store.apiKeys, 'test')
+  const logs: string[] = []
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean))
+      done()
+    },
+  })
+  const logger = createLogger('info', sink)
+  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
+  const app = await buildApp({ config: { publicUrl: options.publicUrl }, store, keys, logger })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    key,
+    store,
+    app,
+    keys,
+    logs,
+    async close() {
+      await app.close()
+      keys.close()
+      await store.close()
+      dir.remove()
+    },
+  }
+}
+
+/** What a test request may set. `key: null` sends no Authorization; `authorization` sends it raw. */
+export interface RequestOptions {
+  key?: string | null
+  authorization?: string
+  /** A value to send as JSON, or a string/Buffer to send as is. */
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+/** A response, with the body parsed twice: `json` (JSON.parse) and `exact` (int64-exact). */
+export interface TestResponse {
+  status: number
+  headers: Headers
+  text: string
+  json: any
+  exact: any
+}
+
+/**
+ * Sends one request to the server over real HTTP and asserts the response against openapi.json.
+ * Objects in `body` are sent as JSON with bigint values written as exact digits.
+ */
+export async function call(
+  server: TestServer,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers }
+  const key = options.key === undefined ? server.key : options.key
+  if (options.authorization !== undefined) headers.authorization = options.authorization
+  else if (key !== null) headers.authorization = `Bearer ${key}`
+  let body: string | Buffer | undefined
+  if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) body = options.body
+  else if (options.body !== undefined) {
+    body = toJson(options.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const response = await fetch(server.origin + path, { method, headers, body })
+  const text = await response.text()
+  const seen = { status: response.status, headers: response.headers, text }
+  assertMatchesContract(method, path, seen)
+  const parsed = text && /json/.test(response.headers.get('content-type') ?? '')
+  return {
+    ...seen,
+    json: parsed ? JSON.parse(text) : undefined,
+    exact: parsed ? parseLossless(text, null, parseJsonNumber) : undefined,
+  }
+}
+
+/** JSON text of `value`, with bigints written as their exact digits. */
+export function toJson(value: unknown): string {
+  const marked = JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? `@@${item}@@` : item))
+  return marked.replace(/"@@(-?\d+)@@"/g, '$1')
+}

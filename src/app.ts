@@ -44,7 +44,7 @@ export async function buildApp({ config, store, keys, logger }: AppDependencies)
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
   app.setValidatorCompiler(buildValidatorCompiler(schemas))
-  app.removeContentTypeParser(['application/json'])
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) =>
     parseJsonBody(request, body),
   )

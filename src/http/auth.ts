@@ -74,7 +74,7 @@ function groupByPrefix(keys: ActiveKeyHash[]): Map<string, string[]> {
  */
 export async function authenticate(request: FastifyRequest, verifier: KeyVerifier): Promise<void> {
   const header = request.headers.authorization
-  if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+  if (header === undefined || !/^bearer\s+\S/i.test(header)) {
     throw new ApiError('missing_api_key', { headers: { 'www-authenticate': REALM } })
   }
   const key = BEARER.exec(header)?.[1]

@@ -34,14 +34,30 @@ export class ConfigError extends Error {
 export const DEFAULT_DATABASE_URL = 'sqlite:data/animal-store.db'
 
 /**
+ * Default PostgreSQL connections per process. Small on purpose: N instances × WORKERS × this must
+ * stay under the server's max_connections (100 by default); node-postgres advises few per process.
+ */
+export const DEFAULT_POOL_MAX = 5
+
+/** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
+export interface PoolSettings {
+  poolMax: number
+  statementTimeoutMs: number
+}
+
+/**
  * Reads and validates the configuration from `env` (relative SQLite paths resolve against `cwd`).
  * Throws ConfigError for the first bad variable.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Config {
+  const pool = {
+    poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, 1000),
+    statementTimeoutMs: parseInteger(env.DATABASE_STATEMENT_TIMEOUT_MS, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1, 600_000),
+  }
   return Object.freeze({
     port: parsePort(env.PORT),
     host: parseHost(env.HOST),
-    database: Object.freeze(parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd)),
+    database: Object.freeze(parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd, pool)),
     apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
@@ -49,10 +65,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
 }
 
 function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return 8080
-  const port = Number(value)
-  if (!/^\d+$/.test(value) || port > 65535) throw new ConfigError('PORT', 'must be an integer from 0 to 65535.')
-  return port
+  return parseInteger(value, 'PORT', 8080, 0, 65535)
+}
+
+function parseInteger(value: string | undefined, variable: string, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback
+  const number = Number(value)
+  if (!/^\d+$/.test(value) || number < min || number > max) {
+    throw new ConfigError(variable, `must be an integer from ${min} to ${max}.`)
+  }
+  return number
 }
 
 function parseHost(value: string | undefined): string {
@@ -61,8 +83,17 @@ function parseHost(value: string | undefined): string {
   return value
 }
 
-/** Parses a DATABASE_URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`). Throws ConfigError. */
-export function parseDatabaseUrl(value: string, cwd: string, variable = 'DATABASE_URL'): DatabaseConfig {
+/**
+ * Parses a database URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`, `postgresql://…`);
+ * `pool` applies to PostgreSQL. Throws ConfigError naming `variable`; never echoes the URL (it may
+ * hold a password).
+ */
+export function parseDatabaseUrl(
+  value: string,
+  cwd: string,
+  pool: PoolSettings = { poolMax: DEFAULT_POOL_MAX, statementTimeoutMs: 5000 },
+  variable = 'DATABASE_URL',
+): DatabaseConfig {
   if (value.startsWith('sqlite:')) {
     const path = value.slice('sqlite:'.length)
     if (path === '') throw new ConfigError(variable, 'must name a file: sqlite:PATH or sqlite::memory:.')
@@ -70,9 +101,17 @@ export function parseDatabaseUrl(value: string, cwd: string, variable = 'DATABAS
     return { dialect: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) }
   }
   if (/^postgres(ql)?:\/\//.test(value)) {
-    throw new ConfigError(variable, 'names PostgreSQL, which this version does not support yet; use sqlite:PATH.')
+    try {
+      new URL(value)
+    } catch {
+      throw new ConfigError(variable, 'is not a valid postgres:// URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE.')
+    }
+    return { dialect: 'postgres', url: value, ...pool }
   }
-  throw new ConfigError(variable, 'must be sqlite:PATH (relative or absolute) or sqlite::memory:.')
+  throw new ConfigError(
+    variable,
+    'must be sqlite:PATH (relative or absolute), sqlite::memory:, or postgres://USER:PASSWORD@HOST:PORT/DATABASE.',
+  )
 }
 
 function parseApiKeys(value: string | undefined): string[] {

@@ -3,16 +3,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createKey } from '../src/commands/keys.js'
-import { call, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 const CHALLENGE = 'Bearer realm="animal-store"'
 const INVALID_CHALLENGE = /^Bearer realm="animal-store", error="invalid_token"/
 
-describe('bearer authentication', () => {
+describeEachDatabase('bearer authentication', (database) => {
   let server: TestServer
   const configuredKey = 'platform-injected-key-0123456789'
   before(async () => {
-    server = await startServer({ apiKeys: [configuredKey], keyRefreshMs: 100 })
+    server = await startServer({ database, apiKeys: [configuredKey], keyRefreshMs: 100 })
   })
   after(() => server.close())
 

@@ -2,12 +2,12 @@
 // name rule, unknown fields, int64 exactness, Location).
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { call, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
-describe('POST /v1/pets (createPet)', () => {
+describeEachDatabase('POST /v1/pets (createPet)', (database) => {
   let server: TestServer
   before(async () => {
-    server = await startServer()
+    server = await startServer({ database })
   })
   after(() => server.close())
 

@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { call, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 
-describe('error responses', () => {
+describeEachDatabase('error responses', (database) => {
   let server: TestServer
   before(async () => {
-    server = await startServer()
+    server = await startServer({ database })
   })
   after(() => server.close())
 
@@ -165,21 +165,21 @@ describe('error responses', () => {
   })
 
   it('returns 500 internal_error with a generic message, logging the cause server-side only', async () => {
-    const broken = await startServer()
+    const broken = await startServer({ database })
     try {
       await sql`drop table pets`.execute(broken.store.db)
       const response = await call(broken, 'GET', '/v1/pets')
       assert.equal(response.status, 500)
       assert.equal(response.json.code, 'internal_error')
       assert.doesNotMatch(response.text, /pets|sqlite|table|stack|at |\.ts|\.js/i)
-      assert.ok(broken.logs.some((line) => /no such table/.test(line)))
+      assert.ok(broken.logs.some((line) => /no such table: pets|relation \\"pets\\" does not exist/.test(line)))
     } finally {
       await broken.close()
     }
   })
 
   it('returns 503 service_unavailable from /readyz and the operations when the database is closed', async () => {
-    const closed = await startServer()
+    const closed = await startServer({ database })
     try {
       await closed.store.close()
       const ready = await call(closed, 'GET', '/readyz', { key: null })

@@ -2,7 +2,7 @@
 // RFC 8288 deprecation headers on every response of the operation.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { call, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 function assertDeprecationHeaders(headers: Headers): void {
   assert.equal(headers.get('deprecation'), '@1795132800')
@@ -10,11 +10,11 @@ function assertDeprecationHeaders(headers: Headers): void {
   assert.equal(headers.get('link'), '</v1/pets>; rel="successor-version"')
 }
 
-describe('GET /v1/pets/{petId} (getPet)', () => {
+describeEachDatabase('GET /v1/pets/{petId} (getPet)', (database) => {
   let server: TestServer
   let pet: { id: number; name: string; categoryId: number; status: string }
   before(async () => {
-    server = await startServer()
+    server = await startServer({ database })
     pet = (await call(server, 'POST', '/v1/pets', { body: { name: 'Rex', categoryId: 3, status: 'sold' } })).json
   })
   after(() => server.close())
@@ -39,7 +39,7 @@ describe('GET /v1/pets/{petId} (getPet)', () => {
   }
 
   it('does not confuse 2^53+1 with 2^53 (exact int64 lookup)', async () => {
-    const big = await startServer()
+    const big = await startServer({ database })
     try {
       await big.store.db
         .insertInto('pets')

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { describe } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { buildApp } from '../src/app.js'
@@ -13,6 +14,7 @@ import { parseJsonNumber } from '../src/http/json-body.js'
 import { createLogger } from '../src/logger.js'
 import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
 import { assertMatchesContract } from './contract.js'
+import { createDatabase } from './postgres-server.js'
 
 /** A fresh temporary folder, removed by the returned function. */
 export function tempDir(): { path: string; remove: () => void } {
@@ -34,9 +36,40 @@ export interface TestServer {
   close(): Promise<void>
 }
 
-/** Options of startServer. `database` defaults to a new SQLite file in a temporary folder. */
+/** The databases a suite runs on: TEST_DATABASES (set by scripts/test.ts), else SQLite only. */
+export type TestDatabase = 'sqlite' | 'postgres'
+export const TEST_DATABASES = (process.env.TEST_DATABASES ?? 'sqlite').split(',') as TestDatabase[]
+
+/** `describe(title, …)` once per database in TEST_DATABASES, the title suffixed with its name. */
+export function describeEachDatabase(title: string, suite: (database: TestDatabase) => void): void {
+  for (const database of TEST_DATABASES) describe(`${title} [${database}]`, () => suite(database))
+}
+
+/**
+ * A fresh, empty database of that kind: an SQLite file in `dir`, or a new database on the
+ * TEST_POSTGRES_URL server. `drop` removes it.
+ */
+export async function freshDatabase(
+  database: TestDatabase,
+  dir: string,
+): Promise<{ config: DatabaseConfig; url: string; drop: () => Promise<void> }> {
+  if (database === 'sqlite') {
+    const path = join(dir, 'test.db')
+    return { config: { dialect: 'sqlite', path }, url: `sqlite:${path}`, drop: async () => {} }
+  }
+  const adminUrl = process.env.TEST_POSTGRES_URL
+  if (!adminUrl) throw new Error('TEST_POSTGRES_URL is not set: run the suite with `npm test` (scripts/test.ts)')
+  const created = await createDatabase(adminUrl)
+  return {
+    config: { dialect: 'postgres', url: created.url, poolMax: 5, statementTimeoutMs: 5000 },
+    url: created.url,
+    drop: created.drop,
+  }
+}
+
+/** Options of startServer. `database` defaults to SQLite; each server gets a fresh, empty database. */
 export interface ServerOptions {
-  database?: DatabaseConfig
+  database?: TestDatabase
   apiKeys?: string[]
   publicUrl?: string
   keyRefreshMs?: number
@@ -45,7 +78,8 @@ export interface ServerOptions {
 /** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const dir = tempDir()
-  const store = openStore(options.database ?? { dialect: 'sqlite', path: join(dir.path, 'test.db') })
+  const database = await freshDatabase(options.database ?? 'sqlite', dir.path)
+  const store = openStore(database.config)
   await store.migrate()
   const { key } = await createKey(store.apiKeys, 'test')
   const logs: string[] = []
@@ -72,6 +106,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       await app.close()
       keys.close()
       await store.close()
+      await database.drop()
       dir.remove()
     },
   }

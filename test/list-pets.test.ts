@@ -1,13 +1,13 @@
 // GET /v1/pets (listPets): SPEC limit/status rules, id order, and the keyset cursor with its Link header.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { call, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
-describe('GET /v1/pets (listPets)', () => {
+describeEachDatabase('GET /v1/pets (listPets)', (database) => {
   let server: TestServer
   const created: Array<{ id: number; name: string; status: string }> = []
   before(async () => {
-    server = await startServer()
+    server = await startServer({ database })
     const statuses = ['available', 'pending', 'sold']
     for (let i = 0; i < 45; i++) {
       const response = await call(server, 'POST', '/v1/pets', {
@@ -26,7 +26,7 @@ describe('GET /v1/pets (listPets)', () => {
   })
 
   it('returns an empty array (not 404) when the store is empty', async () => {
-    const empty = await startServer()
+    const empty = await startServer({ database })
     try {
       const response = await call(empty, 'GET', '/v1/pets')
       assert.equal(response.status, 200)
@@ -130,7 +130,7 @@ describe('GET /v1/pets (listPets)', () => {
   })
 
   it('writes absolute next links under PUBLIC_URL when it is set', async () => {
-    const withPublicUrl = await startServer({ publicUrl: 'https://api.example.com/v1' })
+    const withPublicUrl = await startServer({ database, publicUrl: 'https://api.example.com/v1' })
     try {
       for (let i = 0; i < 2; i++) await call(withPublicUrl, 'POST', '/v1/pets', { body: { name: `p${i}`, categoryId: 1 } })
       const response = await call(withPublicUrl, 'GET', '/v1/pets?limit=1')

@@ -13,8 +13,9 @@ export class StoreUnavailableError extends Error {
 // better-sqlite3 `SqliteError.code`: primary code names, or extended ones that start with them.
 const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|NOMEM|PROTOCOL)/
 // PostgreSQL SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P (operator
-// intervention: shutdown, cannot connect now), 40001/40P01 (retryable conflicts).
-const POSTGRES_UNAVAILABLE = /^(08|53|57P|40001|40P01)/
+// intervention: shutdown, cannot connect now), 57014 (statement timeout: overloaded), 40001/40P01
+// (retryable conflicts).
+const POSTGRES_UNAVAILABLE = /^(08|53|57P|57014|40001|40P01)/
 const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'])
 
 /** The error to throw for a failed database call: StoreUnavailableError when it is transient. */

@@ -70,6 +70,8 @@ export async function freshDatabase(
 /** Options of startServer. `database` defaults to SQLite; each server gets a fresh, empty database. */
 export interface ServerOptions {
   database?: TestDatabase
+  /** An existing database to use instead of a fresh one (it is not dropped on close). */
+  databaseConfig?: DatabaseConfig
   apiKeys?: string[]
   publicUrl?: string
   keyRefreshMs?: number
@@ -78,7 +80,9 @@ export interface ServerOptions {
 /** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const dir = tempDir()
-  const database = await freshDatabase(options.database ?? 'sqlite', dir.path)
+  const database = options.databaseConfig
+    ? { config: options.databaseConfig, drop: async () => {} }
+    : await freshDatabase(options.database ?? 'sqlite', dir.path)
   const store = openStore(database.config)
   await store.migrate()
   const { key } = await createKey(store.apiKeys, 'test')

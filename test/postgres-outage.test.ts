@@ -1,0 +1,59 @@
+// PostgreSQL going away under a running server: operations and /readyz answer 503
+// service_unavailable (never 500, never a crash), and both recover by themselves when it returns.
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { call, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
+import { type PostgresServer, startPostgres } from './postgres-server.js'
+
+describe('PostgreSQL outage and recovery', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let postgres: PostgresServer
+  let server: TestServer
+  before(async () => {
+    postgres = await startPostgres()
+    server = await startServer({
+      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 3, statementTimeoutMs: 2000 },
+    })
+  })
+  after(async () => {
+    await server.close()
+    await postgres.destroy()
+  })
+
+  it('answers 503 while the database is down and recovers without a restart', async () => {
+    const created = await call(server, 'POST', '/v1/pets', { body: { name: 'before', categoryId: 1 } })
+    assert.equal(created.status, 201)
+
+    await postgres.stop()
+    for (const [method, path, body] of [
+      ['GET', '/v1/pets', undefined],
+      ['POST', '/v1/pets', { name: 'during', categoryId: 2 }],
+      ['GET', `/v1/pets/${created.json.id}`, undefined],
+    ] as const) {
+      const response = await call(server, method, path, { body })
+      assert.equal(response.status, 503, `${method} ${path}`)
+      assert.equal(response.json.code, 'service_unavailable')
+    }
+    const ready = await call(server, 'GET', '/readyz', { key: null })
+    assert.equal(ready.status, 503)
+    assert.equal((await call(server, 'GET', '/healthz', { key: null })).status, 200, 'the process itself is alive')
+
+    await postgres.start()
+    const deadline = Date.now() + 10_000
+    let status = 503
+    while (status !== 200 && Date.now() < deadline) status = (await call(server, 'GET', '/readyz', { key: null })).status
+    assert.equal(status, 200, '/readyz recovers')
+    const list = await call(server, 'GET', '/v1/pets')
+    assert.equal(list.status, 200)
+    assert.deepEqual(
+      list.json.map((pet: { name: string }) => pet.name),
+      ['before'],
+    )
+    assert.equal((await call(server, 'POST', '/v1/pets', { body: { name: 'after', categoryId: 3 } })).status, 201)
+    assert.ok(
+      server.logs.every((line) => !/"level":60/.test(line)),
+      'nothing fatal was logged',
+    )
+  })
+})

@@ -2,11 +2,13 @@
 // listen(). It never listens and has no side effects beyond the objects passed in.
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify'
+import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
 import { ErrorBody, ErrorDetail, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
+import { installMetrics, type MetricsSource } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
@@ -14,12 +16,17 @@ import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
 
-/** What buildApp needs: the validated config, an open store, a key verifier and a pino logger. */
+/**
+ * What buildApp needs: the validated config, an open store, a key verifier and a pino logger;
+ * `metrics` (a registry from createMetricsRegistry, and optionally where to read the text from in a
+ * cluster) when GET /metrics is to be served.
+ */
 export interface AppDependencies {
   config: Pick<Config, 'publicUrl'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   logger: FastifyBaseLogger
+  metrics?: { registry: Registry; source?: MetricsSource }
 }
 
 declare module 'fastify' {
@@ -30,7 +37,7 @@ declare module 'fastify' {
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
-export async function buildApp({ config, store, keys, logger }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, keys, logger, metrics }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
@@ -68,6 +75,8 @@ export async function buildApp({ config, store, keys, logger }: AppDependencies)
       'request',
     )
   })
+
+  if (metrics) installMetrics(app, metrics.registry, metrics.source)
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, linkBase)

@@ -1,5 +1,6 @@
 // Configuration: the only reader of the environment. Every variable is validated once at start-up,
 // defaulted as the README's configuration table says, and frozen; a bad value names the variable.
+import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import type { DatabaseConfig } from './store/index.js'
 
@@ -18,6 +19,10 @@ export interface Config {
   readonly logLevel: LogLevel
   /** Externally visible base URL ending in `/v1`, without a trailing slash; undefined when unset. */
   readonly publicUrl: string | undefined
+  /** Worker processes sharing the port (WORKERS; `auto` = available CPUs). 1 = no cluster. */
+  readonly workers: number
+  /** Whether GET /metrics (Prometheus) is served. */
+  readonly metricsEnabled: boolean
 }
 
 /** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
@@ -61,7 +66,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    workers: env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64),
+    metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
   })
+}
+
+function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback
+  if (/^(true|1|yes|on)$/i.test(value)) return true
+  if (/^(false|0|no|off)$/i.test(value)) return false
+  throw new ConfigError(variable, 'must be true or false.')
 }
 
 function parsePort(value: string | undefined): number {

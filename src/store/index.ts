@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { type Dialect, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Pet } from '../schemas.js'
 import * as apiKeys from './api-keys.js'
@@ -20,6 +20,13 @@ export { StoreUnavailableError } from './unavailable.js'
 export type DatabaseConfig =
   | { dialect: 'sqlite'; path: string }
   | { dialect: 'postgres'; url: string; poolMax: number; statementTimeoutMs: number }
+
+/** A snapshot of the connection pool (counts). */
+export interface PoolStats {
+  total: number
+  inUse: number
+  waiting: number
+}
 
 /** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
 export interface PetStore {
@@ -48,6 +55,8 @@ export interface Store {
   ping(): Promise<void>
   /** Closes the database (waits for the pool to drain). */
   close(): Promise<void>
+  /** PostgreSQL pool connections: open in total, in use, and requests waiting for one. Zeros on SQLite. */
+  poolStats(): PoolStats
   /** The Kysely handle, for store-level tools (copy, tests of the schema) only. */
   readonly db: Kysely<Database>
 }
@@ -59,10 +68,8 @@ export interface Store {
  * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
-  const db =
-    config.dialect === 'sqlite'
-      ? new Kysely<Database>({ dialect: sqliteDialect(config.path) })
-      : postgresKysely(config, onPoolError)
+  const { dialect, pool } = connect(config, onPoolError)
+  const db = new Kysely<Database>({ dialect })
   return {
     dialect: config.dialect,
     db,
@@ -83,6 +90,10 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       await sql`select 1`.execute(db)
     }),
     close: () => db.destroy(),
+    poolStats: () =>
+      pool
+        ? { total: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
+        : { total: 0, inUse: 0, waiting: 0 },
   }
 }
 
@@ -96,6 +107,12 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
   }
 }
 
+function connect(config: DatabaseConfig, onPoolError: (error: Error) => void): { dialect: Dialect; pool?: pg.Pool } {
+  if (config.dialect === 'sqlite') return { dialect: sqliteDialect(config.path) }
+  const pool = postgresPool(config, onPoolError)
+  return { dialect: new PostgresDialect({ pool }), pool }
+}
+
 function sqliteDialect(path: string): SqliteDialect {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
@@ -106,10 +123,7 @@ function sqliteDialect(path: string): SqliteDialect {
   return new SqliteDialect({ database })
 }
 
-function postgresKysely(
-  config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
-  onPoolError: (error: Error) => void,
-): Kysely<Database> {
+function postgresPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onPoolError: (error: Error) => void): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolMax,
@@ -118,5 +132,5 @@ function postgresKysely(
   })
   // An idle client losing its server emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', onPoolError)
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return pool
 }

@@ -1,0 +1,63 @@
+// Prometheus metrics (prom-client) at GET /metrics, outside /v1 and without a key: request count and
+// duration by operation and status, database pool use, and the process's default metrics.
+import type { FastifyInstance } from 'fastify'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { PoolStats } from '../store/index.js'
+
+/** How GET /metrics gets its text: this process's registry, or (cluster) every worker's, summed. */
+export type MetricsSource = () => Promise<{ contentType: string; text: string }>
+
+/**
+ * A registry with this service's metrics. `poolStats` is read at scrape time.
+ * Metric names follow Prometheus conventions (base units: seconds).
+ */
+export function createMetricsRegistry(poolStats: () => PoolStats): Registry {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const labelNames = ['operation', 'method', 'status'] as const
+  new Counter({ name: 'http_requests_total', help: 'HTTP requests answered.', labelNames, registers: [registry] })
+  new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request received to response sent, in seconds.',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  })
+  const gauge = (name: string, help: string, read: (stats: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(poolStats()))
+      },
+    })
+  gauge('db_pool_connections', 'PostgreSQL pool connections open (0 on SQLite).', (stats) => stats.total)
+  gauge('db_pool_connections_in_use', 'PostgreSQL pool connections running a query.', (stats) => stats.inUse)
+  gauge('db_pool_waiting_requests', 'Queries waiting for a free pool connection.', (stats) => stats.waiting)
+  return registry
+}
+
+/**
+ * Records every response in `registry` (label `operation`: the SPEC operationId, else the route
+ * path, else `not_found`) and serves GET /metrics from `source` (default: `registry` itself).
+ */
+export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
+  const requests = registry.getSingleMetric('http_requests_total') as Counter
+  const durations = registry.getSingleMetric('http_request_duration_seconds') as Histogram
+  app.addHook('onResponse', async (request, reply) => {
+    const { schema, url } = request.routeOptions
+    const labels = {
+      operation: (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
+      method: request.method,
+      status: String(reply.statusCode),
+    }
+    requests.inc(labels)
+    durations.observe(labels, reply.elapsedTime / 1000)
+  })
+  const render: MetricsSource = source ?? (async () => ({ contentType: registry.contentType, text: await registry.metrics() }))
+  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    const { contentType, text } = await render()
+    return reply.type(contentType).send(text)
+  })
+}

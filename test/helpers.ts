@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
 import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
 import { parseJsonNumber } from '../src/http/json-body.js'
+import { createMetricsRegistry } from '../src/http/metrics.js'
 import { createLogger } from '../src/logger.js'
 import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
 import { assertMatchesContract } from './contract.js'
@@ -75,6 +76,8 @@ export interface ServerOptions {
   apiKeys?: string[]
   publicUrl?: string
   keyRefreshMs?: number
+  /** Serve GET /metrics (as METRICS_ENABLED=true does). */
+  metrics?: boolean
 }
 
 /** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
@@ -95,7 +98,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   })
   const logger = createLogger('info', sink)
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
-  const app = await buildApp({ config: { publicUrl: options.publicUrl }, store, keys, logger })
+  const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
+  const app = await buildApp({ config: { publicUrl: options.publicUrl }, store, keys, logger, metrics })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0

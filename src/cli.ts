@@ -2,6 +2,7 @@
 // The operator CLI (`npx animal-store <command>`): the command table, and the only place that sets
 // an exit code. Every failure ends as one line on stderr and exit code 1.
 import { Command } from 'commander'
+import { copy } from './commands/copy.js'
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js'
 import { migrate } from './commands/migrate.js'
 import { serve } from './commands/serve.js'
@@ -40,6 +41,25 @@ keys
   .description('revoke a key; running servers refuse it within 2 seconds')
   .argument('<id>', 'the key id, as shown by `keys list`')
   .action((id: string) => keysRevoke(loadConfig(), id, process.stdout))
+
+program
+  .command('copy')
+  .description(
+    'copy every pet and API key (hashes, revoked ones too, ids kept) from one database to another, then verify counts and checksums',
+  )
+  .requiredOption('--from <url>', 'the database to copy from: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE')
+  .requiredOption(
+    '--to <url>',
+    'the database to copy into (migrated first); refused if it holds any pet or key, unless --replace',
+  )
+  .option('--replace', "empty the target's pets and API keys first, in the same transaction as the copy")
+  .addHelpText(
+    'after',
+    "\nExample: animal-store copy --from sqlite:data/animal-store.db --to postgres://app:PASSWORD@db.example.com:5432/animals\nThe copy is one transaction on the target: it commits only after both sides' row counts and SHA-256 checksums match.\n",
+  )
+  .action((options: { from: string; to: string; replace?: boolean }) =>
+    copy({ from: options.from, to: options.to, replace: options.replace === true }, process.stdout),
+  )
 
 program.parseAsync().catch((error: unknown) => {
   process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)

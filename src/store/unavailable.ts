@@ -5,7 +5,9 @@
 /** The database is unreachable, full, read-only or overloaded; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
-    super('the database is unavailable', { cause })
+    // The cause's text (never a password: drivers do not echo credentials) helps operators; clients
+    // only ever see the catalog message of `service_unavailable`.
+    super(`the database is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
     this.name = 'StoreUnavailableError'
   }
 }
@@ -18,18 +20,22 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|NO
 const POSTGRES_UNAVAILABLE = /^(08|53|57P|57014|40001|40P01)/
 const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'])
 
-/** The error to throw for a failed database call: StoreUnavailableError when it is transient. */
+/**
+ * The error to throw for a failed database call: StoreUnavailableError when it, or an error it
+ * wraps (`cause`, as migration failures do), is transient; else the error unchanged.
+ */
 export function classifyDriverError(error: unknown): unknown {
-  const code = (error as { code?: unknown } | null)?.code
-  if (
-    typeof code === 'string' &&
-    (SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code) || SOCKET_UNAVAILABLE.has(code))
-  ) {
-    return new StoreUnavailableError(error)
-  }
-  if (error instanceof Error && /^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)) {
-    // pg raises these without a code; they are the pool's own, stable wording.
-    return new StoreUnavailableError(error)
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if (isTransient(current)) return new StoreUnavailableError(error)
   }
   return error
+}
+
+function isTransient(error: Error): boolean {
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') {
+    return SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code) || SOCKET_UNAVAILABLE.has(code)
+  }
+  // pg raises these without a code; they are the pool's own, stable wording.
+  return /^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)
 }

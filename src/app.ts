@@ -64,6 +64,16 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     const underV1 = path === '/v1' || path.startsWith('/v1/')
     if (underV1 && !request.routeOptions.config.public) await authenticate(request, keys)
   })
+  // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
+  // kept-alive socket would otherwise hold the close open until the grace period kills the process.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close')
+    return payload
+  })
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {

@@ -1,46 +1,45 @@
 #!/usr/bin/env node
 // The operator CLI (`npx animal-store <command>`): the command table, and the only place that sets
 // an exit code. Every failure ends as one line on stderr and exit code 1.
+// Commands are imported when run, so `--help` does not load Fastify and the database drivers.
 import { Command } from 'commander'
-import { copy } from './commands/copy.js'
-import { keysCreate, keysList, keysRevoke } from './commands/keys.js'
-import { migrate } from './commands/migrate.js'
-import { serve } from './commands/serve.js'
 import { loadConfig } from './config.js'
 
 const program = new Command('animal-store')
   .description('Animal Store: a JSON-over-HTTP service that keeps a collection of animals.')
   .addHelpText(
     'after',
-    '\nConfiguration comes from environment variables (PORT, HOST, DATABASE_URL, API_KEYS, LOG_LEVEL, PUBLIC_URL); see the README.',
+    '\nConfiguration comes from environment variables (PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, API_KEYS, LOG_LEVEL, PUBLIC_URL, WORKERS, METRICS_ENABLED); see the README.',
   )
-  .showHelpAfterError()
+  .showHelpAfterError('(run with --help for usage)')
 
 program
   .command('serve')
   .description('run the HTTP service (migrates the database first; creates and prints a first API key if none exists)')
-  .action(() => serve(loadConfig()))
+  .action(async () => (await import('./commands/serve.js')).serve(loadConfig()))
 
 program
   .command('migrate')
   .description('apply pending database migrations and exit')
-  .action(() => migrate(loadConfig(), process.stdout))
+  .action(async () => (await import('./commands/migrate.js')).migrate(loadConfig(), process.stdout))
 
 const keys = program.command('keys').description('manage API keys (stored as SHA-256 hashes)')
 keys
   .command('create')
   .description('create an API key and print it once')
   .requiredOption('--name <name>', 'a label for the key, such as the client it is for')
-  .action((options: { name: string }) => keysCreate(loadConfig(), options.name, process.stdout))
+  .action(async (options: { name: string }) =>
+    (await import('./commands/keys.js')).keysCreate(loadConfig(), options.name, process.stdout),
+  )
 keys
   .command('list')
   .description('list keys: id, name, prefix, created, revoked (never the key itself)')
-  .action(() => keysList(loadConfig(), process.stdout))
+  .action(async () => (await import('./commands/keys.js')).keysList(loadConfig(), process.stdout))
 keys
   .command('revoke')
   .description('revoke a key; running servers refuse it within 2 seconds')
   .argument('<id>', 'the key id, as shown by `keys list`')
-  .action((id: string) => keysRevoke(loadConfig(), id, process.stdout))
+  .action(async (id: string) => (await import('./commands/keys.js')).keysRevoke(loadConfig(), id, process.stdout))
 
 program
   .command('copy')
@@ -57,8 +56,11 @@ program
     'after',
     "\nExample: animal-store copy --from sqlite:data/animal-store.db --to postgres://app:PASSWORD@db.example.com:5432/animals\nThe copy is one transaction on the target: it commits only after both sides' row counts and SHA-256 checksums match.\n",
   )
-  .action((options: { from: string; to: string; replace?: boolean }) =>
-    copy({ from: options.from, to: options.to, replace: options.replace === true }, process.stdout),
+  .action(async (options: { from: string; to: string; replace?: boolean }) =>
+    (await import('./commands/copy.js')).copy(
+      { from: options.from, to: options.to, replace: options.replace === true },
+      process.stdout,
+    ),
   )
 
 program.parseAsync().catch((error: unknown) => {

@@ -15,26 +15,23 @@ const METRICS_RESPONSE = 'animal-store:metrics-response'
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
 
-/** What the primary learned at start: where the workers listen and the first key, if it made one. */
-export interface ClusterStarted {
-  address: string
-  port: number
-  firstKey: string | undefined
-}
-
 /**
  * Starts `config.workers` workers (each runs `serve` as a worker) after migrating and creating the
- * first key. Resolves once every worker listens; rejects (after stopping the others) if one exits
+ * first key, which it hands to `showKey` at once (undefined when none was created). Resolves with
+ * where the workers listen once every one does; rejects (after stopping the others) if one exits
  * first. `graceMs` bounds the close on a signal, after which remaining workers are killed.
  */
-export async function startCluster(config: Config, graceMs: number): Promise<ClusterStarted> {
+export async function startCluster(
+  config: Config,
+  graceMs: number,
+  showKey: (key: string | undefined) => void,
+): Promise<{ address: string; port: number }> {
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database)
-  let firstKey: string | undefined
   try {
     const applied = await store.migrate()
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-    if (config.apiKeys.length === 0) firstKey = await createFirstKeyIfNone(store.apiKeys)
+    showKey(config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined)
   } finally {
     await store.close()
   }
@@ -74,8 +71,7 @@ export async function startCluster(config: Config, graceMs: number): Promise<Clu
           }),
       ),
     )
-    const first = listening[0] ?? { address: config.host, port: config.port }
-    return { ...first, firstKey }
+    return listening[0] ?? { address: config.host, port: config.port }
   } catch (error) {
     await stop('SIGTERM')
     throw error

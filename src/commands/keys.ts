@@ -2,6 +2,7 @@
 // Keys are shown once, at creation; only their SHA-256 hash and display prefix are stored.
 import { generateApiKey } from '../api-keys.js'
 import type { Config } from '../config.js'
+import { INT64_MAX } from '../schemas.js'
 import { type ApiKeyRecord, type ApiKeyStore, openStore, type Store } from '../store/index.js'
 
 async function withStore<T>(config: Config, run: (store: Store) => Promise<T>): Promise<T> {
@@ -53,7 +54,9 @@ export async function keysList(config: Config, out: NodeJS.WritableStream): Prom
 
 /** `keys revoke ID`: revokes the key; a running server refuses it within KEY_REFRESH_MS. */
 export async function keysRevoke(config: Config, idText: string, out: NodeJS.WritableStream): Promise<void> {
-  if (!/^[1-9]\d{0,18}$/.test(idText)) throw new Error(`key id must be a positive integer, not "${idText}"`)
+  if (!/^[1-9]\d{0,18}$/.test(idText) || BigInt(idText) > INT64_MAX) {
+    throw new Error(`key id must be a positive integer as shown by \`keys list\`, not "${idText}"`)
+  }
   const record = await withStore(config, (store) => store.apiKeys.revokeApiKey(BigInt(idText), new Date().toISOString()))
   if (!record) throw new Error(`no API key has id ${idText}`)
   out.write(`Revoked API key ${record.id} (${record.name}) at ${record.revokedAt}.\n`)

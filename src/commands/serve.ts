@@ -20,29 +20,34 @@ export const SHUTDOWN_GRACE_MS = 10_000
  * none existed, to `out`. Rejects (after closing what it opened) if it cannot start.
  */
 export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+  const showKey = (key: string | undefined) => out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
   if (config.workers > 1 && cluster.isPrimary) {
-    const { address, port, firstKey } = await startCluster(config, SHUTDOWN_GRACE_MS)
-    announce(out, address, port, firstKey, config.workers)
+    const { address, port } = await startCluster(config, SHUTDOWN_GRACE_MS, showKey)
+    out.write(listeningLine(address, port, config.workers))
     return
   }
-  const listening = await runServer(config, cluster.isWorker)
-  if (listening) announce(out, listening.address, listening.port, listening.firstKey, 1)
+  const listening = await runServer(config, cluster.isWorker, showKey)
+  if (listening) out.write(listeningLine(listening.address, listening.port, 1))
 }
 
-/** One server process (alone, or a cluster worker, which leaves migrations and the first key to the primary). */
+/**
+ * One server process: alone (migrates, creates the first key and shows it at once, so a failed
+ * listen cannot lose it), or a cluster worker (the primary did both). The graceful close is armed
+ * only once listening, so a failed start exits non-zero.
+ */
 async function runServer(
   config: Config,
   isWorker: boolean,
-): Promise<{ address: string; port: number; firstKey: string | undefined } | undefined> {
+  showKey: (key: string | undefined) => void,
+): Promise<{ address: string; port: number } | undefined> {
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
   let closeApp = async () => {}
   try {
-    let firstKey: string | undefined
     if (!isWorker) {
       const applied = await store.migrate()
       if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-      if (config.apiKeys.length === 0) firstKey = await createFirstKeyIfNone(store.apiKeys)
+      showKey(config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined)
     }
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
     const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
@@ -52,17 +57,17 @@ async function runServer(
       await app.close()
       keys.close()
     }
+    await app.listen({ port: config.port, host: config.host })
     closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
       if (err) logger.error({ err }, 'closing after an unexpected error')
       else logger.info({ signal }, 'closing: finishing in-flight requests')
       await closeApp()
       await store.close()
     })
-    await app.listen({ port: config.port, host: config.host })
     if (isWorker) return undefined
     const address = app.server.address()
     if (typeof address !== 'object' || address === null) throw new Error('the server has no TCP address')
-    return { address: address.address, port: address.port, firstKey }
+    return { address: address.address, port: address.port }
   } catch (error) {
     await closeApp()
     await store.close()
@@ -70,17 +75,19 @@ async function runServer(
   }
 }
 
-function announce(
-  out: NodeJS.WritableStream,
-  address: string,
-  port: number,
-  firstKey: string | undefined,
-  workers: number,
-): void {
-  const base = `http://${address.includes(':') ? `[${address}]` : address}:${port}/v1`
-  out.write(firstKey ? firstKeyBanner(firstKey, base) : keyHint())
+function baseUrl(address: string, port: number): string {
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}/v1`
+}
+
+// The first key is shown before listening, when only the configured address is known.
+function localBase(config: Config): string {
+  return baseUrl(config.host, config.port)
+}
+
+function listeningLine(address: string, port: number, workers: number): string {
+  const base = baseUrl(address, port)
   const processes = workers > 1 ? ` with ${workers} workers` : ''
-  out.write(`Animal Store listening on ${base}${processes} (OpenAPI document: ${base}/openapi.json)\n`)
+  return `Animal Store listening on ${base}${processes} (OpenAPI document: ${base}/openapi.json)\n`
 }
 
 function firstKeyBanner(key: string, base: string): string {
@@ -96,6 +103,4 @@ ${rule}
 `
 }
 
-function keyHint(): string {
-  return 'API keys: create one with `npx animal-store keys create --name NAME`, or set API_KEYS.\n'
-}
+const KEY_HINT = 'API keys: create one with `npx animal-store keys create --name NAME`, or set API_KEYS.\n'

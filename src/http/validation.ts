@@ -42,10 +42,7 @@ function validateBody(validate: ValidateFunction, data: unknown): Result {
   if (data === null || data === undefined) {
     return fail('body', [{ in: 'body', field: '', message: 'is required' }], 'A request body is required.')
   }
-  const bigints = hideBigInts(data)
-  const valid = validate(data)
-  for (const [holder, key, value] of bigints) holder[key] = value
-  return valid ? true : fail('body', toDetails('body', validate.errors ?? []))
+  return validateExact(validate, data) ? true : fail('body', toDetails('body', validate.errors ?? []))
 }
 
 function validateStrings(validate: ValidateFunction, part: Part, integerFields: string[], data: Record<string, unknown>): Result {
@@ -54,10 +51,7 @@ function validateStrings(validate: ValidateFunction, part: Part, integerFields: 
     const text = value[field]
     if (typeof text === 'string') value[field] = parseIntegerText(text)
   }
-  const bigints = hideBigInts(value)
-  const valid = validate(value)
-  for (const [holder, key, original] of bigints) holder[key] = original
-  return valid ? { value } : fail(part, toDetails(part, validate.errors ?? []))
+  return validateExact(validate, value) ? { value } : fail(part, toDetails(part, validate.errors ?? []))
 }
 
 function fail(part: Part, details: ErrorDetail[], message?: string): { error: ApiError } {
@@ -76,6 +70,16 @@ const IN_RANGE_STAND_IN = Number.MAX_SAFE_INTEGER
 const OUT_OF_RANGE_STAND_IN = 2 ** 64
 
 type Holder = Record<string | number, unknown>
+
+/** Runs `validate` on `data` with its bigints hidden, then puts them back (defaults Ajv added stay). */
+function validateExact(validate: ValidateFunction, data: unknown): boolean {
+  const bigints = hideBigInts(data)
+  try {
+    return validate(data)
+  } finally {
+    for (const [holder, key, value] of bigints) holder[key] = value
+  }
+}
 
 function hideBigInts(root: unknown): Array<[Holder, string | number, bigint]> {
   const found: Array<[Holder, string | number, bigint]> = []

@@ -18,9 +18,11 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } })
   const { error, results = [] } = await migrator.migrateToLatest()
   const failed = results.find((result) => result.status === 'Error')
-  if (error) {
-    const name = failed ? ` ${failed.migrationName}` : ''
-    throw new Error(`migration${name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  if (error && failed) {
+    throw new Error(`migration ${failed.migrationName} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    })
   }
+  if (error) throw error // before any migration ran: connecting, or reading the migration tables
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }

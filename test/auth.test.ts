@@ -1,7 +1,7 @@
 // Bearer authentication (SPEC "Authentication", RFC 6750): required on every operation, checked
 // before any other outcome under /v1, with a WWW-Authenticate challenge on every 401.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import { createKey } from '../src/commands/keys.js'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 

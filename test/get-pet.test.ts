@@ -1,7 +1,7 @@
 // GET /v1/pets/{petId} (getPet, deprecated): 200/404/400, int64 petId, and the RFC 9745 / RFC 8594 /
 // RFC 8288 deprecation headers on every response of the operation.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 function assertDeprecationHeaders(headers: Headers): void {

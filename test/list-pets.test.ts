@@ -1,6 +1,6 @@
 // GET /v1/pets (listPets): SPEC limit/status rules, id order, and the keyset cursor with its Link header.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 describeEachDatabase('GET /v1/pets (listPets)', (database) => {

@@ -23,7 +23,9 @@ export interface KeyVerifier {
 
 /**
  * A KeyVerifier over stored key hashes, cached in memory and reloaded every KEY_REFRESH_MS; a
- * generated key whose prefix is not cached yet (created since the last reload) is looked up once.
+ * generated key whose prefix is not cached yet (created since the last reload) is looked up once,
+ * and a prefix found in no stored key is not looked up again until the next reload (so a flood of
+ * made-up keys costs at most one query per prefix per reload).
  * `configuredKeys` (API_KEYS) are hashed here and never stored. Hashes are compared in constant time.
  * Resolves once the first load is done; rejects if the store cannot be read.
  */
@@ -35,10 +37,12 @@ export async function createKeyVerifier(
 ): Promise<KeyVerifier> {
   const configuredHashes = configuredKeys.map(hashApiKey)
   let byPrefix = groupByPrefix(await store.listActiveKeyHashes())
+  let unknownPrefixes = new Set<string>()
   const timer = setInterval(() => {
     store.listActiveKeyHashes().then(
       (keys) => {
         byPrefix = groupByPrefix(keys)
+        unknownPrefixes = new Set()
       },
       (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'),
     )
@@ -52,11 +56,12 @@ export async function createKeyVerifier(
       if (!isGeneratedKey(key)) return false
       const prefix = displayPrefix(key)
       let candidates = byPrefix.get(prefix)
-      if (!candidates) {
+      if (!candidates && !unknownPrefixes.has(prefix)) {
         candidates = (await store.listActiveKeyHashes(prefix)).map((stored) => stored.hash)
         if (candidates.length > 0) byPrefix.set(prefix, candidates)
+        else unknownPrefixes.add(prefix)
       }
-      return candidates.some((stored) => hashesEqual(stored, hash))
+      return (candidates ?? []).some((stored) => hashesEqual(stored, hash))
     },
     close: () => clearInterval(timer),
   }

@@ -12,6 +12,7 @@ import { installMetrics, type MetricsSource } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
+import { SERVER_TIMEOUTS } from './http/timeouts.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
@@ -45,6 +46,13 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     // While closing, answer in-flight keep-alive requests normally rather than with a non-Error body.
     return503OnClosing: false,
     bodyLimit: BODY_LIMIT_BYTES,
+    requestTimeout: SERVER_TIMEOUTS.requestTimeout,
+    connectionTimeout: SERVER_TIMEOUTS.connectionTimeout,
+    keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
+    http: {
+      headersTimeout: SERVER_TIMEOUTS.headersTimeout,
+      connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
+    },
     genReqId: () => randomUUID(),
     frameworkErrors: (error, _request, reply) => handleError(error, reply.request, reply),
   })

@@ -12,6 +12,7 @@ import { installMetrics, type MetricsSource } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
+import { createRateLimiter } from './http/rate-limit.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
@@ -23,7 +24,7 @@ import type { Store } from './store/index.js'
  * cluster) when GET /metrics is to be served.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl'>
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   logger: FastifyBaseLogger
@@ -66,11 +67,14 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
   app.setErrorHandler(handleError)
   installNotFoundHandler(app)
 
+  const limit = config.rateLimitPerMinute > 0 ? await createRateLimiter(app, config.rateLimitPerMinute) : undefined
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     const path = request.url.split('?', 1)[0] ?? ''
     const underV1 = path === '/v1' || path.startsWith('/v1/')
-    if (underV1 && !request.routeOptions.config.public) await authenticate(request, keys)
+    if (!underV1 || request.routeOptions.config.public) return
+    const keyHash = await authenticate(request, keys)
+    await limit?.(request, reply, keyHash)
   })
   // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
   // kept-alive socket would otherwise hold the close open until the grace period kills the process.

@@ -23,6 +23,8 @@ export interface Config {
   readonly workers: number
   /** Whether GET /metrics (Prometheus) is served. */
   readonly metricsEnabled: boolean
+  /** Requests per API key per minute, per process; 0 turns rate limiting off. */
+  readonly rateLimitPerMinute: number
 }
 
 /** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
@@ -43,6 +45,13 @@ export const DEFAULT_DATABASE_URL = 'sqlite:data/animal-store.db'
  * stay under the server's max_connections (100 by default); node-postgres advises few per process.
  */
 export const DEFAULT_POOL_MAX = 5
+
+/**
+ * Default RATE_LIMIT_PER_MINUTE: 60,000 requests per key per minute per process (1,000/s on
+ * average): far above any one well-behaved client, low enough that one runaway key cannot take a
+ * whole process. Load tests with one key should raise it or set 0.
+ */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
 
 /** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
 export interface PoolSettings {
@@ -68,6 +77,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     workers: env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64),
     metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
+    rateLimitPerMinute: parseInteger(
+      env.RATE_LIMIT_PER_MINUTE,
+      'RATE_LIMIT_PER_MINUTE',
+      DEFAULT_RATE_LIMIT_PER_MINUTE,
+      0,
+      10_000_000,
+    ),
   })
 }
 

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
 import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
 import { parseJsonNumber } from '../src/http/json-body.js'
 import { createMetricsRegistry } from '../src/http/metrics.js'
@@ -78,6 +79,8 @@ export interface ServerOptions {
   keyRefreshMs?: number
   /** Serve GET /metrics (as METRICS_ENABLED=true does). */
   metrics?: boolean
+  /** RATE_LIMIT_PER_MINUTE; the production default unless given. */
+  rateLimitPerMinute?: number
 }
 
 /** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
@@ -99,7 +102,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const logger = createLogger('info', sink)
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
   const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
-  const app = await buildApp({ config: { publicUrl: options.publicUrl }, store, keys, logger, metrics })
+  const app = await buildApp({
+    config: { publicUrl: options.publicUrl, rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE },
+    store,
+    keys,
+    logger,
+    metrics,
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0

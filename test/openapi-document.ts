@@ -2,6 +2,7 @@
 // SQLite store), formatted as committed in openapi.json.
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
 import { createKeyVerifier } from '../src/http/auth.js'
 import { openStore } from '../src/store/index.js'
 
@@ -11,7 +12,12 @@ export async function renderOpenApi(): Promise<string> {
   const logger = pino({ level: 'silent' })
   await store.migrate()
   const keys = await createKeyVerifier(store.apiKeys, [], logger)
-  const app = await buildApp({ config: { publicUrl: undefined }, store, keys, logger })
+  const app = await buildApp({
+    config: { publicUrl: undefined, rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
+    store,
+    keys,
+    logger,
+  })
   try {
     await app.ready()
     return `${JSON.stringify(app.swagger(), null, 2)}\n`

@@ -75,9 +75,10 @@ function groupByPrefix(keys: ActiveKeyHash[]): Map<string, string[]> {
 
 /**
  * Throws ApiError `missing_api_key` (no bearer credentials) or `invalid_api_key` (RFC 6750
- * `error="invalid_token"`), each with a `WWW-Authenticate` challenge; returns when the key is valid.
+ * `error="invalid_token"`), each with a `WWW-Authenticate` challenge; resolves to the key's SHA-256
+ * hash (hex), which identifies the client without holding the secret, when the key is valid.
  */
-export async function authenticate(request: FastifyRequest, verifier: KeyVerifier): Promise<void> {
+export async function authenticate(request: FastifyRequest, verifier: KeyVerifier): Promise<string> {
   const header = request.headers.authorization
   if (header === undefined || !/^bearer\s+\S/i.test(header)) {
     throw new ApiError('missing_api_key', { headers: { 'www-authenticate': REALM } })
@@ -88,4 +89,5 @@ export async function authenticate(request: FastifyRequest, verifier: KeyVerifie
       headers: { 'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"` },
     })
   }
+  return hashApiKey(key)
 }

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },
   body_too_large: { status: 413, message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.` },
   unsupported_media_type: { status: 415, message: 'The request body must be JSON: Content-Type: application/json.' },
+  rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>

@@ -15,6 +15,7 @@ const WHEN: Partial<Record<number, string>> = {
   404: 'No animal with that identifier (`pet_not_found`).',
   413: 'The request body is larger than 16 KiB (`body_too_large`).',
   415: 'The request body is not `application/json` in UTF-8 (`unsupported_media_type`).',
+  429: 'Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds.',
   500: 'An unexpected error (`internal_error`); the body says nothing internal.',
   503: 'The database is unavailable (`service_unavailable`); retry later.',
 }

@@ -4,11 +4,14 @@
 
 /** The database is unreachable, full, read-only or overloaded; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
+  /** The driver's code (SQLite result code, SQLSTATE, errno) of the transient cause, for the logs. */
+  readonly driverCode: string | undefined
+  constructor(cause: unknown, driverCode?: string) {
     // The cause's text (never a password: drivers do not echo credentials) helps operators; clients
     // only ever see the catalog message of `service_unavailable`.
     super(`the database is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
     this.name = 'StoreUnavailableError'
+    this.driverCode = driverCode
   }
 }
 
@@ -26,7 +29,7 @@ const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
  */
 export function classifyDriverError(error: unknown): unknown {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (isTransient(current)) return new StoreUnavailableError(error)
+    if (isTransient(current)) return new StoreUnavailableError(error, (current as { code?: string }).code)
   }
   return error
 }

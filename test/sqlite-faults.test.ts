@@ -1,0 +1,76 @@
+// SQLite storage faults under a running server: a full disk and a read-only database give
+// 503 service_unavailable (reads keep working where they can), no crash, and recovery without a
+// restart once space or write access returns. The disk is a real, tiny tmpfs mounted for the test.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
+import { call, startServer, type TestServer, tempDir } from './helpers.js'
+
+const DISK_BYTES = 4 * 1024 * 1024
+
+describe('SQLite storage faults (real tmpfs disk)', () => {
+  const dir = tempDir()
+  const mountPoint = join(dir.path, 'disk')
+  let server: TestServer
+  before(async () => {
+    mkdirSync(mountPoint)
+    // Needs root (CI and the development machines run as root); fails loudly otherwise.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES}`, 'tmpfs', mountPoint])
+    server = await startServer({ databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') } })
+  })
+  after(async () => {
+    await server?.close()
+    execFileSync('umount', ['-l', mountPoint])
+    dir.remove()
+  })
+
+  const create = (name: string) => call(server, 'POST', '/v1/pets', { body: { name, categoryId: 1 } })
+
+  it('answers 503 when the disk is full, keeps serving reads, and recovers when space is freed', async () => {
+    assert.equal((await create('before')).status, 201)
+    const filler = join(mountPoint, 'filler')
+    try {
+      writeFileSync(filler, Buffer.alloc(DISK_BYTES))
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'ENOSPC', 'the filler stops at a full disk')
+    }
+    let status = 201
+    for (let i = 0; i < 2000 && status === 201; i++) status = (await create(`filling ${i} ${'x'.repeat(200)}`)).status
+    assert.equal(status, 503, 'a write on a full disk is 503, not 500')
+    const list = await call(server, 'GET', '/v1/pets?limit=1')
+    assert.equal(list.status, 200, 'reads still work')
+    assert.equal(list.json[0].name, 'before')
+
+    rmSync(filler)
+    const after = await create('after')
+    assert.equal(after.status, 201, 'recovers once space is freed, without a restart')
+    assert.equal((await call(server, 'GET', `/v1/pets/${after.json.id}`)).json.name, 'after')
+    assert.ok(
+      server.logs.some((line) => /SQLITE_FULL/.test(line)),
+      'the cause is logged',
+    )
+  })
+
+  // Root ignores file modes and Linux refuses to remount a file system read-only while the database
+  // is open for writing, so the server's own connection is switched to SQLite's read-only mode: the
+  // same SQLITE_READONLY error a read-only file gives.
+  it('answers 503 while the database is read-only, and recovers when it is writable again', async () => {
+    await sql`pragma query_only = 1`.execute(server.store.db)
+    try {
+      const refused = await create('read-only')
+      assert.equal(refused.status, 503)
+      assert.equal(refused.json.code, 'service_unavailable')
+      assert.equal((await call(server, 'GET', '/v1/pets?limit=1')).status, 200, 'reads still work')
+      assert.ok(
+        server.logs.some((line) => /SQLITE_READONLY/.test(line)),
+        'the cause is logged',
+      )
+    } finally {
+      await sql`pragma query_only = 0`.execute(server.store.db)
+    }
+    assert.equal((await create('writable again')).status, 201)
+  })
+})

@@ -57,3 +57,60 @@ describe('PostgreSQL outage and recovery', {
     )
   })
 })
+
+describe('PostgreSQL restarting under load', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let postgres: PostgresServer
+  let server: TestServer
+  before(async () => {
+    postgres = await startPostgres()
+    server = await startServer({
+      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
+    })
+  })
+  after(async () => {
+    await server.close()
+    await postgres.destroy()
+  })
+
+  it('answers only 200, 201 or 503 through a restart, and keeps every acknowledged pet', async (t) => {
+    const statuses = new Map<number, number>()
+    const acknowledged: Array<{ id: number; name: string }> = []
+    let running = true
+    const client = async (worker: number) => {
+      for (let i = 0; running; i++) {
+        const response =
+          i % 3 === 0
+            ? await call(server, 'GET', '/v1/pets?limit=5')
+            : await call(server, 'POST', '/v1/pets', { body: { name: `load ${worker}-${i}`, categoryId: i } })
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+        if (response.status === 201) acknowledged.push(response.json)
+      }
+    }
+    const clients = Array.from({ length: 8 }, (_, worker) => client(worker))
+    const waitFor = async (condition: () => boolean, what: string) => {
+      const deadline = Date.now() + 15_000
+      while (!condition() && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
+      assert.ok(condition(), what)
+    }
+    await waitFor(() => acknowledged.length >= 50, 'load is flowing')
+    await postgres.stop()
+    await waitFor(() => (statuses.get(503) ?? 0) >= 20, 'the outage is answered with 503')
+    await postgres.start()
+    const before = acknowledged.length
+    await waitFor(() => acknowledged.length >= before + 50, 'creates succeed again after the restart')
+    running = false
+    await Promise.all(clients)
+
+    t.diagnostic(`statuses through the restart: ${JSON.stringify(Object.fromEntries(statuses))}`)
+    assert.deepEqual(
+      [...statuses.keys()].filter((status) => ![200, 201, 503].includes(status)),
+      [],
+    )
+    const stored = await server.store.db.selectFrom('pets').select(['id', 'name']).execute()
+    const byId = new Map(stored.map((row) => [String(row.id), row.name]))
+    const lost = acknowledged.filter((pet) => byId.get(String(pet.id)) !== pet.name)
+    assert.deepEqual(lost, [], 'every acknowledged pet is stored')
+  })
+})

@@ -1,18 +1,19 @@
-// Crash safety of the SQLite store: every 201 survives kill -9 of the server mid-load, int64 digits exact, and the file passes integrity_check.
+// Crash safety on both databases: every 201 survives kill -9 of the server mid-load, cycle after
+// cycle (DURABILITY_CYCLES, default 20), int64 digits exact; the SQLite file passes integrity_check.
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { parse } from 'lossless-json'
+import pg from 'pg'
 import { parseJsonNumber } from '../src/http/json-body.js'
 import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe } from './cli-process.js'
-import { tempDir } from './helpers.js'
+import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from './helpers.js'
 
 const KEY = 'durability-key_0123456789abcdefXYZ'
-const CYCLES = 3
+const CYCLES = Number(process.env.DURABILITY_CYCLES ?? 20)
 const WORKERS = 8
 /** Acknowledged creates per cycle before the kill. */
-const ACKNOWLEDGED_BEFORE_KILL = 160
+const ACKNOWLEDGED_BEFORE_KILL = 60
 /** How long one cycle may take to reach ACKNOWLEDGED_BEFORE_KILL. */
 const LOAD_TIMEOUT_MS = 15_000
 
@@ -142,31 +143,50 @@ async function assertAllPresent(server: ServeProcess, expected: PetText[]): Prom
   }
 }
 
+type Rows = Array<Record<string, bigint | string>>
+
+/** Every pet row as stored, and the store's own soundness check: PRAGMA integrity_check on SQLite. */
+async function inspect(database: TestDatabase, url: string): Promise<{ integrity: unknown; rows: Rows }> {
+  if (database === 'sqlite') {
+    const { journalMode, integrity, rows } = inspectSqlite(url.slice('sqlite:'.length))
+    assert.equal(journalMode, 'wal')
+    return { integrity, rows }
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query(
+      'select id::text as id, name, category_id::text as category_id, status from pets order by id',
+    )
+    return { integrity: 'ok', rows }
+  } finally {
+    await client.end()
+  }
+}
+
 /** Opens the file read-only (beside the running server): its journal mode, PRAGMA integrity_check and every pet row. */
-function inspect(path: string): { journalMode: unknown; integrity: unknown; rows: Array<Record<string, bigint | string>> } {
+function inspectSqlite(path: string): { journalMode: unknown; integrity: unknown; rows: Rows } {
   const db = new Database(path, { readonly: true, fileMustExist: true })
   try {
     db.defaultSafeIntegers(true)
     return {
       journalMode: db.pragma('journal_mode', { simple: true }),
       integrity: db.pragma('integrity_check', { simple: true }),
-      rows: db.prepare('select id, name, category_id, status from pets order by id').all() as Array<
-        Record<string, bigint | string>
-      >,
+      rows: db.prepare('select id, name, category_id, status from pets order by id').all() as Rows,
     }
   } finally {
     db.close()
   }
 }
 
-describe('durability (SQLite WAL, synchronous=FULL)', () => {
+describeEachDatabase('durability under kill -9', (database) => {
   before(() => assertBuilt())
   after(() => killLeftovers())
 
-  it(`keeps every acknowledged create across ${CYCLES} kill -9 cycles mid-load, with exact int64 values and a sound file`, async (t) => {
+  it(`keeps every acknowledged create across ${CYCLES} kill -9 cycles mid-load, with exact int64 values and a sound store`, async (t) => {
     const dir = tempDir()
-    const path = join(dir.path, 'durable.db')
-    const env = cliEnv({ DATABASE_URL: `sqlite:${path}`, API_KEYS: KEY, LOG_LEVEL: 'warn' })
+    const store = await freshDatabase(database, dir.path)
+    const env = cliEnv({ DATABASE_URL: store.url, API_KEYS: KEY, LOG_LEVEL: 'warn' })
     const acknowledged: PetText[] = []
     const attempted = new Map<string, Omit<PetText, 'id'>>()
     let server: ServeProcess | undefined
@@ -174,7 +194,7 @@ describe('durability (SQLite WAL, synchronous=FULL)', () => {
       for (let cycle = 1; cycle <= CYCLES; cycle++) {
         server = await startServe(env)
         await assertAllPresent(server, acknowledged)
-        assert.equal(inspect(path).integrity, 'ok', `integrity_check before cycle ${cycle}`)
+        assert.equal((await inspect(database, store.url)).integrity, 'ok', `integrity_check before cycle ${cycle}`)
         const result = await loadThenKill(server, cycle, attempted)
         t.diagnostic(
           `cycle ${cycle}: ${result.acknowledged.length} acknowledged, ${result.inFlightFailed} failed in flight, ` +
@@ -189,8 +209,7 @@ describe('durability (SQLite WAL, synchronous=FULL)', () => {
       await assertAllPresent(server, acknowledged)
       assert.equal(new Set(acknowledged.map((pet) => pet.id)).size, acknowledged.length, 'no id was acknowledged twice')
 
-      const { journalMode, integrity, rows } = inspect(path)
-      assert.equal(journalMode, 'wal')
+      const { integrity, rows } = await inspect(database, store.url)
       assert.equal(integrity, 'ok')
       assert.ok(rows.length >= acknowledged.length)
       for (const row of rows) {
@@ -204,6 +223,7 @@ describe('durability (SQLite WAL, synchronous=FULL)', () => {
       assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
     } finally {
       server?.kill()
+      await store.drop()
       dir.remove()
     }
   })

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, type LogLevel } from '../src/config.js'
 import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
 import { parseJsonNumber } from '../src/http/json-body.js'
 import { createMetricsRegistry } from '../src/http/metrics.js'
@@ -81,6 +81,8 @@ export interface ServerOptions {
   metrics?: boolean
   /** RATE_LIMIT_PER_MINUTE; the production default unless given. */
   rateLimitPerMinute?: number
+  /** LOG_LEVEL of the captured log; `info` unless given. */
+  logLevel?: LogLevel
 }
 
 /** Starts the real app with a fresh store and one stored key; close() stops it and deletes the data. */
@@ -99,7 +101,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       done()
     },
   })
-  const logger = createLogger('info', sink)
+  const logger = createLogger(options.logLevel ?? 'info', sink)
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
   const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
   const app = await buildApp({

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import { call, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
 import { type PostgresServer, startPostgres } from './postgres-server.js'
 
-describe('PostgreSQL outage and recovery', {
+describe('PostgreSQL outage, restart and recovery', {
   skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
 }, () => {
   let postgres: PostgresServer
@@ -13,7 +13,7 @@ describe('PostgreSQL outage and recovery', {
   before(async () => {
     postgres = await startPostgres()
     server = await startServer({
-      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 3, statementTimeoutMs: 2000 },
+      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
     })
   })
   after(async () => {
@@ -55,23 +55,6 @@ describe('PostgreSQL outage and recovery', {
       server.logs.every((line) => !/"level":60/.test(line)),
       'nothing fatal was logged',
     )
-  })
-})
-
-describe('PostgreSQL restarting under load', {
-  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
-}, () => {
-  let postgres: PostgresServer
-  let server: TestServer
-  before(async () => {
-    postgres = await startPostgres()
-    server = await startServer({
-      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
-    })
-  })
-  after(async () => {
-    await server.close()
-    await postgres.destroy()
   })
 
   it('answers only 200, 201 or 503 through a restart, and keeps every acknowledged pet', async (t) => {

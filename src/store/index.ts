@@ -3,10 +3,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { type Dialect, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Pet } from '../schemas.js'
 import * as apiKeys from './api-keys.js'
+import { groupCommitInserts } from './group-commit.js'
 import { migrateToLatest } from './migrate.js'
 import * as pets from './pets.js'
 import type { Database } from './tables.js'
@@ -74,7 +75,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
     dialect: config.dialect,
     db,
     pets: {
-      insertPet: guard((draft) => pets.insertPet(db, draft)),
+      insertPet: guard(config.dialect === 'sqlite' ? groupCommitInserts(db) : (draft) => pets.insertPet(db, draft)),
       listPets: guard((query) => pets.listPets(db, query)),
       findPet: guard((id) => pets.findPet(db, id)),
     },
@@ -120,7 +121,25 @@ function sqliteDialect(path: string): SqliteDialect {
   database.pragma('synchronous = FULL')
   database.pragma('busy_timeout = 5000')
   database.defaultSafeIntegers(true)
-  return new SqliteDialect({ database })
+  return new SqliteDialect({ database: withStatementCache(database) })
+}
+
+// Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL
+// text (the service issues a handful of distinct statements; the cap only bounds the unexpected).
+function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>()
+  return {
+    close: () => database.close(),
+    prepare(sql) {
+      let statement = statements.get(sql)
+      if (!statement) {
+        if (statements.size >= 256) statements.clear()
+        statement = database.prepare(sql)
+        statements.set(sql, statement)
+      }
+      return statement
+    },
+  }
 }
 
 function postgresPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onPoolError: (error: Error) => void): pg.Pool {

@@ -5,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
-import { ErrorBody, ErrorDetail, handleError } from './http/errors.js'
+import { ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
 import { installMetrics, type MetricsSource } from './http/metrics.js'
@@ -53,9 +53,22 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     http: {
       headersTimeout: SERVER_TIMEOUTS.headersTimeout,
       connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
+      // Node would answer an HTTP/1.1 request without Host with a bare 400; the onRequest hook
+      // answers it with the Error body instead.
+      requireHostHeader: false,
     },
     genReqId: () => randomUUID(),
-    frameworkErrors: (error, _request, reply) => handleError(error, reply.request, reply),
+    // A URL the router cannot even decode still needs a key first: 401 before the 400.
+    frameworkErrors: (error, request, reply) => {
+      authenticate(request, keys).then(
+        () => handleError(error, request, reply),
+        (authError: ApiError) => handleError(authError, request, reply),
+      )
+    },
+    clientErrorHandler: handleClientError,
+    // A petId longer than this is not routed at all; 500 characters lets every wrong one reach
+    // validation (a 400 naming petId, after authentication) instead.
+    routerOptions: { maxParamLength: 500 },
   })
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
@@ -65,16 +78,21 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     parseJsonBody(request, body),
   )
   app.setErrorHandler(handleError)
-  installNotFoundHandler(app)
+  const notFound = installNotFoundHandler(app)
 
   const limit = config.rateLimitPerMinute > 0 ? await createRateLimiter(app, config.rateLimitPerMinute) : undefined
+  // Every request needs a key unless its route is public (probes, metrics, the OpenAPI document):
+  // deciding on the matched route, never on the raw URL, so no spelling of a path
+  // (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need one too.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
-    const path = request.url.split('?', 1)[0] ?? ''
-    const underV1 = path === '/v1' || path.startsWith('/v1/')
-    if (!underV1 || request.routeOptions.config.public) return
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw new ApiError('invalid_request', { message: 'An HTTP/1.1 request needs a Host header (RFC 9112 §3.2).', details: [] })
+    }
+    if (request.routeOptions.config.public) return
     const keyHash = await authenticate(request, keys)
     await limit?.(request, reply, keyHash)
+    if (request.is404) throw notFound(request) // answered before any body is read
   })
   // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
   // kept-alive socket would otherwise hold the close open until the grace period kills the process.
@@ -97,6 +115,14 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
       'request',
     )
   })
+
+  // Node answers an `Expect` other than 100-continue with a bare 417 of its own; RFC 9110 §10.1.1
+  // allows ignoring it, so the request is served like any other.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
+  // A client that half-closes after its request (shutdown(SHUT_WR)) still gets its answer, instead
+  // of Node closing the socket before an asynchronous handler can respond.
+  const server: typeof app.server & { httpAllowHalfOpen?: boolean } = app.server
+  server.httpAllowHalfOpen = true
 
   if (metrics) installMetrics(app, metrics.registry, metrics.source)
 

@@ -103,6 +103,7 @@ export const ListPetsQuery = Type.Object(
     status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus', description: 'Return only animals with this status.' })),
     cursor: Type.Optional(
       Type.String({
+        format: 'cursor',
         minLength: 1,
         maxLength: 64,
         description:

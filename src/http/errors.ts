@@ -1,5 +1,7 @@
 // The error catalog (stable codes → status and message), the Error body schema, ApiError, and the one
 // error handler that writes every error response as SPEC "Errors" says: `{code, message, status}`.
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
@@ -17,8 +19,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, message: 'There is no resource at this path.' },
   pet_not_found: { status: 404, message: 'No animal with that identifier.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time (headers within 5 s, all of it within 10 s).' },
   body_too_large: { status: 413, message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.` },
   unsupported_media_type: { status: 415, message: 'The request body must be JSON: Content-Type: application/json.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large (16 KiB at most).' },
   rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
@@ -106,23 +110,45 @@ export class ApiError extends Error {
 const FASTIFY_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
-  FST_ERR_BAD_URL: 'invalid_request',
 }
 
-/** The Error-catalog view of any error thrown while handling a request. Never exposes internals. */
+/**
+ * The Error-catalog view of any error thrown while handling a request. Never exposes internals:
+ * Fastify's other client errors (any 4xx it raises: malformed URL, bad Content-Length, …) become
+ * `invalid_request`; everything else unknown is `internal_error`.
+ */
 export function toApiError(error: FastifyError | ApiError | Error): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable', { cause: error })
-  const fastifyCode = (error as Partial<FastifyError>).code ?? ''
+  const { code: fastifyCode = '', statusCode = 500 } = error as Partial<FastifyError>
   const code = FASTIFY_ERRORS[fastifyCode]
-  if (code === 'invalid_request') {
-    const message = fastifyCode === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'A request body is required.' : 'The request is malformed.'
-    return new ApiError(code, { message, details: [], cause: error })
-  }
   if (code) return new ApiError(code, { cause: error })
+  if (statusCode >= 400 && statusCode < 500) {
+    const message = fastifyCode === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'A request body is required.' : 'The request is malformed.'
+    return new ApiError('invalid_request', { message, details: [], cause: error })
+  }
   return new ApiError('internal_error', { cause: error })
+}
+
+/**
+ * Node's `clientError` (bytes that are not HTTP, headers over 16 KiB, a request too slow to arrive):
+ * answers with the Error body too, then closes the connection, as Node itself would.
+ */
+export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (socket.writable) {
+    const apiError =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large')
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('request_timeout')
+          : new ApiError('invalid_request', { message: 'The request is not valid HTTP/1.1.', details: [] })
+    const body = JSON.stringify(apiError.toBody())
+    socket.write(
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
 }
 
 /** Fastify error handler: writes the Error body; logs 5xx with their cause, never sends it. */

@@ -1,10 +1,15 @@
 // Request-body JSON parsing that never rounds: int64 values (SPEC "format: int64") arrive exactly.
 // JSON.parse turns 9007199254740993 into …992; lossless-json hands us each number's source text.
+
+import { parse as parseContentType } from 'fast-content-type-parse'
 import type { FastifyRequest } from 'fastify'
 import { parse } from 'lossless-json'
 import { ApiError } from './errors.js'
 
 const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/
+// Stands for a fractional literal a double would round to an integer: still not an integer, and
+// equal to itself (unlike NaN), so an exact repeat of such a member is still one member.
+const NOT_AN_INTEGER = 0.5
 const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
 // 19 digits is the most an int64 can have; anything longer is out of range whatever its digits.
 const INT64_MAX_DIGITS = 19
@@ -12,8 +17,8 @@ const INT64_MAX_DIGITS = 19
 /**
  * The exact value of a JSON number literal: a `number` when that is exact (safe integers, and
  * non-integers, which no int64 field accepts anyway), a `bigint` for an integer beyond ±(2^53−1)
- * that could be an int64, and `NaN` for a literal whose fraction a double would silently drop
- * (`1.00000000000000001`), so that integer validation rejects it instead of rounding it.
+ * that could be an int64, and NOT_AN_INTEGER for a literal whose fraction a double would silently
+ * drop (`1.00000000000000001`), so that integer validation rejects it instead of rounding it.
  */
 export function parseJsonNumber(text: string): number | bigint {
   if (PLAIN_INTEGER.test(text)) return toExactInteger(text)
@@ -28,7 +33,7 @@ export function parseJsonNumber(text: string): number | bigint {
   scale += digits.length - trimmed.length
   digits = trimmed
   if (digits === '') return sign ? -0 : 0
-  if (scale < 0) return Number.isInteger(value) ? Number.NaN : value
+  if (scale < 0) return Number.isInteger(value) ? NOT_AN_INTEGER : value
   if (digits.length + scale > INT64_MAX_DIGITS) return value
   return toExactInteger(sign + digits + '0'.repeat(scale))
 }
@@ -49,14 +54,25 @@ export function parseIntegerText(text: string): string | number | bigint {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+// The charset parameter of a Content-Type (RFC 9110 §8.3.1), quoted values understood; undefined
+// when absent or when the header does not parse (the media type check then refuses it).
+function contentTypeCharset(header: string): string | undefined {
+  try {
+    return parseContentType(header).parameters.charset
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Fastify content-type parser for `application/json` (RFC 8259: UTF-8 only). Throws
  * ApiError `unsupported_media_type` for another charset and `invalid_json` for bytes that are not
- * UTF-8 or text that is not JSON (duplicate keys with different values included).
+ * UTF-8 or text that is not JSON (a member name repeated with another value included; an exact
+ * repeat is one member, as JSON.parse and lossless-json treat it).
  */
 export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
-  if (charset && !/^utf-?8$/i.test(charset)) {
+  const charset = contentTypeCharset(request.headers['content-type'] ?? '')
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
     throw new ApiError('unsupported_media_type', { message: 'The request body must be JSON encoded as UTF-8.' })
   }
   let text: string
@@ -65,7 +81,7 @@ export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   } catch (cause) {
     throw new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.', cause })
   }
-  if (text.trim() === '') throw new ApiError('invalid_request', { message: 'A request body is required.', details: [] })
+  if (/^[ \t\n\r]*$/.test(text)) throw new ApiError('invalid_request', { message: 'A request body is required.', details: [] })
   try {
     return parse(text, null, parseJsonNumber)
   } catch (cause) {

@@ -9,32 +9,45 @@ interface KnownPath {
 }
 
 /**
- * Installs the route collector (call before registering routes) and the not-found handler, which
- * throws ApiError `method_not_allowed` (with `Allow`) or `not_found`.
+ * Installs the route collector (call before registering routes) and the not-found handler. Returns
+ * the error for a request no route answers (ApiError `method_not_allowed` with `Allow`, or
+ * `not_found`), so that the authentication hook can answer with it at once, before any body is read.
  */
-export function installNotFoundHandler(app: FastifyInstance): void {
+export function installNotFoundHandler(app: FastifyInstance): (request: FastifyRequest) => ApiError {
   const known = new Map<string, KnownPath>()
   app.addHook('onRoute', (route: RouteOptions) => {
     const entry = known.get(route.url) ?? { pattern: toPattern(route.url), methods: new Set<string>() }
     for (const method of [route.method].flat()) entry.methods.add(method)
     known.set(route.url, entry)
   })
-  app.setNotFoundHandler(async (request: FastifyRequest) => {
-    const path = request.url.split('?', 1)[0] ?? ''
+  const notFound = (request: FastifyRequest): ApiError => {
+    const path = routedPath(request.url)
     for (const { pattern, methods } of known.values()) {
-      if (pattern.test(path)) {
-        throw new ApiError('method_not_allowed', { headers: { allow: [...methods].sort().join(', ') } })
-      }
+      if (pattern.test(path)) return new ApiError('method_not_allowed', { headers: { allow: [...methods].sort().join(', ') } })
     }
-    throw new ApiError('not_found')
+    return new ApiError('not_found')
+  }
+  app.setNotFoundHandler(async (request) => {
+    throw notFound(request)
   })
+  return notFound
 }
 
-// `/v1/pets/:petId` → /^\/v1\/pets\/[^/]+$/
+// The path as the router saw it: without an absolute-form origin or query, percent-decoded.
+function routedPath(url: string): string {
+  const path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').split('?', 1)[0] ?? ''
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
+
+// `/v1/pets/:petId` → /^\/v1\/pets\/[^/]*$/ (an empty segment still names the route, as Fastify routes it)
 function toPattern(url: string): RegExp {
   const source = url
     .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((segment) => (segment.startsWith(':') ? '[^/]*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/')
   return new RegExp(`^${source}$`)
 }

@@ -1,5 +1,6 @@
 // The three operations of SPEC "Endpoints": listPets, createPet, getPet. Thin handlers: validation
 // and serialization come from the route schemas, data from the PetStore.
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import {
   DEFAULT_PAGE_LIMIT,
@@ -22,6 +23,8 @@ export interface PetRoutesOptions {
 }
 
 const SECURITY = [{ bearerAuth: [] }]
+/** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
+const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
 export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): Promise<void> {
@@ -44,13 +47,13 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
               Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
             },
           },
-          ...errorResponses([400, 401, 429, 500, 503]),
+          ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
         },
       },
     },
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor)
+      const afterId = cursor === undefined ? undefined : decodeCursor(cursor) // validated by the schema's `format: cursor`
       const page = await pets.listPets({ limit: limit + 1, status, afterId })
       if (page.length > limit) {
         page.length = limit
@@ -72,6 +75,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
           'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored.',
         tags: ['pets'],
         security: SECURITY,
+        querystring: NO_QUERY,
         body: { $ref: 'NewPet' },
         response: {
           201: {
@@ -79,7 +83,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
             description: 'Animal added.',
             headers: { Location: header('Where the new animal can be read: `/v1/pets/{id}`.') },
           },
-          ...errorResponses([400, 401, 413, 415, 429, 500, 503]),
+          ...errorResponses([400, 401, 408, 413, 415, 429, 431, 500, 503]),
         },
       },
     },
@@ -101,10 +105,11 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
         deprecated: true,
         tags: ['pets'],
         security: SECURITY,
+        querystring: NO_QUERY,
         params: PetIdParams,
         response: {
           200: { $ref: 'Pet', description: 'Success.', headers: DEPRECATION_HEADERS },
-          ...errorResponses([400, 401, 404, 429, 500, 503], DEPRECATION_HEADERS),
+          ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
         },
       },
     },

@@ -13,9 +13,11 @@ const WHEN: Partial<Record<number, string>> = {
   400: 'The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`).',
   401: 'The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`).',
   404: 'No animal with that identifier (`pet_not_found`).',
+  408: 'The request did not arrive in time (`request_timeout`); the connection is closed.',
   413: 'The request body is larger than 16 KiB (`body_too_large`).',
   415: 'The request body is not `application/json` in UTF-8 (`unsupported_media_type`).',
   429: 'Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds.',
+  431: 'The request headers exceed 16 KiB (`headers_too_large`); the connection is closed.',
   500: 'An unexpected error (`internal_error`); the body says nothing internal.',
   503: 'The database is unavailable (`service_unavailable`); retry later.',
 }

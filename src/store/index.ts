@@ -132,6 +132,9 @@ function sqliteDialect(path: string): SqliteDialect {
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')
   database.pragma('busy_timeout = 5000')
+  // SQLite's own default page cache (2 MiB) instead of better-sqlite3's 16 MiB: the OS page cache
+  // serves the rest, and the process's memory stays flat while the database grows (docs/reliability.md).
+  database.pragma('cache_size = -2000')
   database.defaultSafeIntegers(true)
   return new SqliteDialect({ database: withStatementCache(database) })
 }

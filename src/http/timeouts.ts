@@ -1,13 +1,16 @@
 // How long the HTTP server waits on a client, chosen so slow or idle clients cannot tie it up
-// (README "Limits"): a request must arrive within seconds, an idle socket is closed.
+// (docs/reliability.md, "Server timeouts"): a request must arrive within seconds.
 
 /** Fastify/Node server timeouts, in ms. */
 export const SERVER_TIMEOUTS = {
-  /** All request headers must arrive within this (slowloris). Node: server.headersTimeout. */
+  /**
+   * All request headers must arrive within this (slowloris); also closes a new connection that sends
+   * nothing. Node: server.headersTimeout. Answered 408 `request_timeout`.
+   */
   headersTimeout: 5_000,
   /** The whole request, headers and body, must arrive within this. Node: server.requestTimeout. */
   requestTimeout: 10_000,
-  /** A socket with no traffic at all for this long is closed. Node: server.setTimeout. */
+  /** A socket idle this long while a request or its response is in progress is destroyed. Node: server.setTimeout. */
   connectionTimeout: 30_000,
   /**
    * An idle keep-alive connection is kept this long between requests: above the 60 s idle timeout of

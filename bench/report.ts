@@ -88,3 +88,30 @@ export function commitTable(rows: CommitLatency[]): string {
 export function integer(value: number): string {
   return Number.isFinite(value) ? String(Math.round(value)) : '?'
 }
+
+/** Prints one line to stdout. */
+export function log(line: string): void {
+  process.stdout.write(`${line}\n`)
+}
+
+/** Prints one `WARNING:` line to stderr. */
+export function warn(line: string): void {
+  process.stderr.write(`WARNING: ${line}\n`)
+}
+
+/**
+ * Runs a bench script's `main`: on SIGINT/SIGTERM awaits `cleanUp` (stopping what it started, by
+ * PID) and exits 130; on failure prints `<name> failed: <message>` and sets exit code 1.
+ */
+export function runScript(name: string, main: () => Promise<void>, cleanUp: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      warn(`${signal}: stopping what ${name} started`)
+      cleanUp().finally(() => process.exit(130))
+    })
+  }
+  main().catch((error: unknown) => {
+    process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  })
+}

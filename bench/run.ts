@@ -11,7 +11,17 @@ import ts from 'typescript'
 import { type CommitLatency, measureCommitLatency } from './commit-latency.js'
 import { type LoadOptions, type Measurement, measure, type Scenario } from './load.js'
 import { type Memory, readMemory, type ServerProcess, startServer } from './processes.js'
-import { commitTable, integer, type MemoryRow, memoryTable, type ResultRow, resultsTable } from './report.js'
+import {
+  commitTable,
+  integer,
+  log,
+  type MemoryRow,
+  memoryTable,
+  type ResultRow,
+  resultsTable,
+  runScript,
+  warn,
+} from './report.js'
 import { median } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -346,22 +356,4 @@ async function stopAll(): Promise<void> {
   await Promise.all(servers.map((server) => server.stop()))
 }
 
-function log(line: string): void {
-  process.stdout.write(`${line}\n`)
-}
-
-function warn(line: string): void {
-  process.stderr.write(`WARNING: ${line}\n`)
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    warn(`${signal}: stopping the servers`)
-    stopAll().finally(() => process.exit(130))
-  })
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  process.exitCode = 1
-})
+runScript('bench', main, stopAll)

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { assertBuilt } from '../test/cli-process.js'
 import { type Memory, readMemory, type ServerProcess, startServer } from './processes.js'
-import { markdownTable } from './report.js'
+import { log, markdownTable, runScript, warn } from './report.js'
 import { percentile } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -670,22 +670,4 @@ function hidePassword(url: string): string {
   }
 }
 
-function log(line: string): void {
-  process.stdout.write(`${line}\n`)
-}
-
-function warn(line: string): void {
-  process.stderr.write(`WARNING: ${line}\n`)
-}
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    warn(`${signal}: stopping the service`)
-    cleanUp().finally(() => process.exit(130))
-  })
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`soak failed: ${error instanceof Error ? error.message : String(error)}\n`)
-  process.exitCode = 1
-})
+runScript('soak', main, cleanUp)

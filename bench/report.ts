@@ -115,3 +115,12 @@ export function runScript(name: string, main: () => Promise<void>, cleanUp: () =
     process.exitCode = 1
   })
 }
+
+/** An integer setting from `env[name]`: `fallback` when unset; throws naming it when out of min..max. */
+export function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name]
+  if (text === undefined || text === '') return fallback
+  const value = Number(text)
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}.`)
+  return value
+}

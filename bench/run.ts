@@ -14,6 +14,7 @@ import { type Memory, readMemory, type ServerProcess, startServer } from './proc
 import {
   commitTable,
   integer,
+  integerSetting,
   log,
   type MemoryRow,
   memoryTable,
@@ -60,13 +61,7 @@ interface Settings {
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const int = (name: string, fallback: number, min: number, max: number) => {
-    const text = env[name]
-    if (text === undefined || text === '') return fallback
-    const value = Number(text)
-    if (!/^\d+$/.test(text) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}.`)
-    return value
-  }
+  const int = (name: string, fallback: number, min: number, max: number) => integerSetting(env, name, fallback, min, max)
   return {
     durationS: int('BENCH_DURATION_S', 5, 1, 60),
     connections: int('BENCH_CONNECTIONS', 32, 1, 256),

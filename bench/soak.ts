@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { assertBuilt } from '../test/cli-process.js'
 import { type Memory, readMemory, type ServerProcess, startServer } from './processes.js'
-import { log, markdownTable, runScript, warn } from './report.js'
+import { integerSetting, log, markdownTable, runScript, warn } from './report.js'
 import { percentile } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -45,13 +45,7 @@ interface Settings {
 }
 
 function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const int = (name: string, fallback: number, min: number, max: number) => {
-    const text = env[name]
-    if (text === undefined || text === '') return fallback
-    const value = Number(text)
-    if (!/^\d+$/.test(text) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}.`)
-    return value
-  }
+  const int = (name: string, fallback: number, min: number, max: number) => integerSetting(env, name, fallback, min, max)
   return {
     durationS: int('SOAK_DURATION_S', 300, 1, 86_400),
     connections: int('SOAK_CONNECTIONS', 128, 1, 1024),

@@ -68,14 +68,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, 1000),
     statementTimeoutMs: parseInteger(env.DATABASE_STATEMENT_TIMEOUT_MS, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1, 600_000),
   }
+  const database = parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd, pool)
+  const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64)
+  if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
+    throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
+  }
   return Object.freeze({
     port: parsePort(env.PORT),
     host: parseHost(env.HOST),
-    database: Object.freeze(parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd, pool)),
+    database: Object.freeze(database),
     apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
-    workers: env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64),
+    workers,
     metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
     rateLimitPerMinute: parseInteger(
       env.RATE_LIMIT_PER_MINUTE,

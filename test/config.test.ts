@@ -66,6 +66,14 @@ describe('configuration (loadConfig)', () => {
     })
   }
 
+  it('refuses WORKERS > 1 with an in-memory SQLite store (each worker would have its own)', () => {
+    assert.throws(
+      () => loadConfig({ WORKERS: '2', DATABASE_URL: 'sqlite::memory:' }, '/w'),
+      (error: unknown) => error instanceof ConfigError && error.variable === 'WORKERS',
+    )
+    assert.equal(loadConfig({ WORKERS: '2', DATABASE_URL: 'sqlite:x.db' }, '/w').workers, 2)
+  })
+
   it('never repeats an API_KEYS value in its error', () => {
     const secret = 'not ok secret with spaces 123456'
     assert.throws(

@@ -57,6 +57,7 @@ describeEachDatabase('GET /v1/pets/{petId} (getPet)', (database) => {
 
   for (const id of [
     'abc',
+    '-0',
     '1.5',
     '1e3',
     '+1',

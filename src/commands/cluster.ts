@@ -39,10 +39,13 @@ export async function startCluster(
 
   let stopping = false
   const fork = () => cluster.fork()
+  let starting = true
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return
+    if (stopping || starting) return // a worker failing at start fails the start (below), not a loop
     logger.error({ workerId: worker.id, code, signal }, `worker exited; replacing it in ${RESTART_DELAY_MS} ms`)
-    setTimeout(fork, RESTART_DELAY_MS).unref()
+    setTimeout(() => {
+      if (!stopping) fork()
+    }, RESTART_DELAY_MS).unref()
   })
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) return
@@ -71,6 +74,7 @@ export async function startCluster(
           }),
       ),
     )
+    starting = false
     return listening[0] ?? { address: config.host, port: config.port }
   } catch (error) {
     await stop('SIGTERM')

@@ -21,11 +21,15 @@ export interface KeyVerifier {
   close(): void
 }
 
+/** Most prefixes looked up on demand per reload; past it, unseen prefixes wait for the next reload. */
+const MAX_LOOKUPS_PER_RELOAD = 1000
+
 /**
- * A KeyVerifier over stored key hashes, cached in memory and reloaded every KEY_REFRESH_MS; a
- * generated key whose prefix is not cached yet (created since the last reload) is looked up once,
- * and a prefix found in no stored key is not looked up again until the next reload (so a flood of
- * made-up keys costs at most one query per prefix per reload).
+ * A KeyVerifier over stored key hashes, cached in memory and reloaded every KEY_REFRESH_MS (one
+ * reload at a time, so an older list never replaces a newer one). A generated key whose prefix is not
+ * cached yet (created since the last reload) is looked up once; at most MAX_LOOKUPS_PER_RELOAD such
+ * lookups run per reload, so a flood of made-up keys cannot occupy the database. A lookup that
+ * finishes after a newer reload is used for that request only, so a revocation is never undone.
  * `configuredKeys` (API_KEYS) are hashed here and never stored. Hashes are compared in constant time.
  * Resolves once the first load is done; rejects if the store cannot be read.
  */
@@ -36,18 +40,25 @@ export async function createKeyVerifier(
   refreshMs = KEY_REFRESH_MS,
 ): Promise<KeyVerifier> {
   const configuredHashes = configuredKeys.map(hashApiKey)
-  let byPrefix = groupByPrefix(await store.listActiveKeyHashes())
-  let unknownPrefixes = new Set<string>()
-  const timer = setInterval(() => {
-    store.listActiveKeyHashes().then(
-      (keys) => {
-        byPrefix = groupByPrefix(keys)
-        unknownPrefixes = new Set()
-      },
-      (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'),
-    )
-  }, refreshMs)
-  timer.unref()
+  let cache = { byPrefix: groupByPrefix(await store.listActiveKeyHashes()), lookedUp: new Set<string>() }
+  let timer: NodeJS.Timeout | undefined
+  const reloadLater = () => {
+    timer = setTimeout(() => {
+      store
+        .listActiveKeyHashes()
+        .then(
+          (keys) => {
+            cache = { byPrefix: groupByPrefix(keys), lookedUp: new Set() }
+          },
+          (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'),
+        )
+        .finally(() => {
+          if (timer) reloadLater()
+        })
+    }, refreshMs)
+    timer.unref()
+  }
+  reloadLater()
 
   return {
     async verify(key) {
@@ -55,15 +66,19 @@ export async function createKeyVerifier(
       if (configuredHashes.some((configured) => hashesEqual(configured, hash))) return true
       if (!isGeneratedKey(key)) return false
       const prefix = displayPrefix(key)
-      let candidates = byPrefix.get(prefix)
-      if (!candidates && !unknownPrefixes.has(prefix)) {
+      const current = cache
+      let candidates = current.byPrefix.get(prefix)
+      if (!candidates && !current.lookedUp.has(prefix) && current.lookedUp.size < MAX_LOOKUPS_PER_RELOAD) {
+        current.lookedUp.add(prefix)
         candidates = (await store.listActiveKeyHashes(prefix)).map((stored) => stored.hash)
-        if (candidates.length > 0) byPrefix.set(prefix, candidates)
-        else unknownPrefixes.add(prefix)
+        if (candidates.length > 0 && cache === current) current.byPrefix.set(prefix, candidates)
       }
       return (candidates ?? []).some((stored) => hashesEqual(stored, hash))
     },
-    close: () => clearInterval(timer),
+    close: () => {
+      clearTimeout(timer)
+      timer = undefined
+    },
   }
 }
 

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify'
 import { parse } from 'lossless-json'
 import { ApiError } from './errors.js'
 
-const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/
+const PLAIN_INTEGER = /^(?:0|-?[1-9]\d*)$/ // `-0` is not plain: in a body it is read as 0 below; in a path, refused
 // Stands for a fractional literal a double would round to an integer: still not an integer, and
 // equal to itself (unlike NaN), so an exact repeat of such a member is still one member.
 const NOT_AN_INTEGER = 0.5

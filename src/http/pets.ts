@@ -55,10 +55,11 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor) // validated by the schema's `format: cursor`
       const page = await pets.listPets({ limit: limit + 1, status, afterId })
-      if (page.length > limit) {
+      const last = page[limit - 1]
+      if (page.length > limit && last) {
         page.length = limit
         const next = new URLSearchParams({ limit: String(limit), ...(status && { status }) })
-        next.set('cursor', encodeCursor(page[limit - 1]?.id ?? 0n))
+        next.set('cursor', encodeCursor(last.id))
         reply.header('link', `<${linkBase}/pets?${next}>; rel="next"`)
       }
       return page

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Pet } from '../schemas.js'
 import { insertPet, type PetDraft } from './pets.js'
 import type { Database } from './tables.js'
+import { classifyDriverError, StoreUnavailableError } from './unavailable.js'
 
 interface Waiting {
   draft: PetDraft
@@ -12,16 +13,20 @@ interface Waiting {
   reject: (error: unknown) => void
 }
 
+/** Most rows per transaction: bounds how long one commit holds the connection (and reads). */
+const MAX_BATCH_ROWS = 256
+
 /**
- * An insertPet that batches the creates queued during one turn of the event loop into one
- * transaction. If a batch fails, each of its creates is retried alone, so one bad row cannot fail
- * the others and every caller gets its own outcome.
+ * An insertPet that batches the creates queued during one turn of the event loop (up to
+ * MAX_BATCH_ROWS) into one transaction. If a batch fails with a transient error (busy, full,
+ * read-only) every caller gets it at once; any other failure is retried row by row, so one bad row
+ * cannot fail the others and every caller gets its own outcome.
  */
 export function groupCommitInserts(db: Kysely<Database>): (draft: PetDraft) => Promise<Pet> {
-  let queue: Waiting[] = []
+  const queue: Waiting[] = []
   const flush = async () => {
-    const batch = queue
-    queue = []
+    const batch = queue.splice(0, MAX_BATCH_ROWS)
+    if (queue.length > 0) setImmediate(flush)
     if (batch.length > 1) {
       try {
         const pets = await db.transaction().execute(async (trx) => {
@@ -31,8 +36,13 @@ export function groupCommitInserts(db: Kysely<Database>): (draft: PetDraft) => P
         })
         for (const [i, waiting] of batch.entries()) waiting.resolve(pets[i] as Pet)
         return
-      } catch {
-        // fall through: one at a time
+      } catch (error) {
+        const classified = classifyDriverError(error)
+        if (classified instanceof StoreUnavailableError) {
+          for (const waiting of batch) waiting.reject(classified)
+          return
+        }
+        // otherwise: one at a time, below
       }
     }
     for (const waiting of batch) await insertPet(db, waiting.draft).then(waiting.resolve, waiting.reject)

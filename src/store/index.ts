@@ -118,7 +118,7 @@ function connect(config: DatabaseConfig, onPoolError: (error: Error) => void): {
  * better-sqlite3 12 (the last line that runs on Node.js 20) aborts the process on Node.js 24 when a
  * statement is garbage-collected; refuse clearly instead of crashing at random later.
  */
-const SQLITE_MAX_NODE_MAJOR = 23
+const SQLITE_MAX_NODE_MAJOR = 22
 
 function sqliteDialect(path: string): SqliteDialect {
   const nodeMajor = Number(process.versions.node.split('.')[0])

@@ -28,6 +28,7 @@ const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
  * wraps (`cause`, as migration failures do), is transient; else the error unchanged.
  */
 export function classifyDriverError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
     if (isTransient(current)) return new StoreUnavailableError(error, (current as { code?: string }).code)
   }

@@ -3,12 +3,12 @@
 // SIGTERM/SIGINT closes them all gracefully.
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
+import type { Logger } from 'pino'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { MetricsSource } from '../http/metrics.js'
 import { createLogger } from '../logger.js'
-import { openStore } from '../store/index.js'
-import { createFirstKeyIfNone } from './keys.js'
+import { openStore, type Store } from '../store/index.js'
 
 const METRICS_REQUEST = 'animal-store:metrics-request'
 const METRICS_RESPONSE = 'animal-store:metrics-response'
@@ -16,22 +16,20 @@ const METRICS_RESPONSE = 'animal-store:metrics-response'
 const RESTART_DELAY_MS = 1000
 
 /**
- * Starts `config.workers` workers (each runs `serve` as a worker) after migrating and creating the
- * first key, which it hands to `showKey` at once (undefined when none was created). Resolves with
- * where the workers listen once every one does; rejects (after stopping the others) if one exits
- * first. `graceMs` bounds the close on a signal, after which remaining workers are killed.
+ * Starts `config.workers` workers (each runs `serve` as a worker) after `prepare` (migrations and the
+ * first key) ran once, here, on a store opened for it. Resolves with where the workers listen once
+ * every one does; rejects (after stopping the others) if one exits first. `graceMs` bounds the close
+ * on a signal, after which remaining workers are killed.
  */
 export async function startCluster(
   config: Config,
   graceMs: number,
-  showKey: (key: string | undefined) => void,
+  prepare: (store: Store, logger: Logger) => Promise<void>,
 ): Promise<{ address: string; port: number }> {
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database)
   try {
-    const applied = await store.migrate()
-    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-    showKey(config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined)
+    await prepare(store, logger)
   } finally {
     await store.close()
   }

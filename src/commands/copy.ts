@@ -11,7 +11,7 @@ import {
   type StoreSummary,
   TargetNotEmptyError,
 } from '../store/copy.js'
-import { type DatabaseConfig, openStore, type Store, StoreUnavailableError } from '../store/index.js'
+import { type DatabaseConfig, openStore, type Store } from '../store/index.js'
 
 /** A progress line is printed each time a table's copied rows pass a multiple of this, and at its end. */
 export const PROGRESS_EVERY_ROWS = 10_000
@@ -87,14 +87,12 @@ export async function copy(options: CopyCommandOptions, out: NodeJS.WritableStre
   }
 }
 
+// The flag names which side failed; driver messages never carry the URL's password.
 async function migrate(store: Store, flag: string): Promise<void> {
   try {
     await store.migrate()
   } catch (error) {
-    // StoreUnavailableError says only "unavailable"; its cause says why (never the URL's password).
-    const cause = error instanceof StoreUnavailableError ? error.cause : undefined
-    const why = cause instanceof Error && cause.message !== '' ? ` (${cause.message})` : ''
-    throw new Error(`${flag}: ${messageOf(error)}${why}`, { cause: error })
+    throw new Error(`${flag}: ${messageOf(error)}`, { cause: error })
   }
 }
 

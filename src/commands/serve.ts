@@ -3,12 +3,13 @@
 // With WORKERS > 1 the primary runs the cluster (cluster.ts) and each worker runs the app.
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
+import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { createKeyVerifier } from '../http/auth.js'
 import { createMetricsRegistry } from '../http/metrics.js'
 import { createLogger } from '../logger.js'
-import { openStore } from '../store/index.js'
+import { openStore, type Store } from '../store/index.js'
 import { clusterMetricsSource, startCluster } from './cluster.js'
 import { createFirstKeyIfNone } from './keys.js'
 
@@ -20,35 +21,38 @@ export const SHUTDOWN_GRACE_MS = 10_000
  * none existed, to `out`. Rejects (after closing what it opened) if it cannot start.
  */
 export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout): Promise<void> {
-  const showKey = (key: string | undefined) => out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
+  // Migrations and the first key, once per start; the key is shown at once, so a failed listen
+  // cannot lose it.
+  const prepare = async (store: Store, logger: Logger) => {
+    const applied = await store.migrate()
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+    const key = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
+    out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
+  }
   if (config.workers > 1 && cluster.isPrimary) {
-    const { address, port } = await startCluster(config, SHUTDOWN_GRACE_MS, showKey)
+    const { address, port } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
     out.write(listeningLine(address, port, config.workers))
     return
   }
-  const listening = await runServer(config, cluster.isWorker, showKey)
+  const listening = await runServer(config, cluster.isWorker ? undefined : prepare)
   if (listening) out.write(listeningLine(listening.address, listening.port, 1))
 }
 
 /**
- * One server process: alone (migrates, creates the first key and shows it at once, so a failed
- * listen cannot lose it), or a cluster worker (the primary did both). The graceful close is armed
- * only once listening, so a failed start exits non-zero.
+ * One server process: alone (runs `prepare` first), or a cluster worker (`prepare` undefined: the
+ * primary ran it). The graceful close is armed only once listening, so a failed start exits non-zero.
+ * Resolves to the listening address, or undefined in a worker (the primary announces).
  */
 async function runServer(
   config: Config,
-  isWorker: boolean,
-  showKey: (key: string | undefined) => void,
+  prepare: ((store: Store, logger: Logger) => Promise<void>) | undefined,
 ): Promise<{ address: string; port: number } | undefined> {
+  const isWorker = prepare === undefined
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
   let closeApp = async () => {}
   try {
-    if (!isWorker) {
-      const applied = await store.migrate()
-      if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
-      showKey(config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined)
-    }
+    await prepare?.(store, logger)
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
     const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
     const metrics = registry && { registry, source: isWorker ? clusterMetricsSource(registry) : undefined }

@@ -1,11 +1,11 @@
-// RFC 6750 bearer authentication for every operation under /v1 (SPEC "Authentication"), checked in
-// onRequest, before routing outcomes (404/405), parsing and validation, so nothing leaks unauthenticated.
+// RFC 6750 bearer authentication (SPEC "Authentication") for every route not marked public, checked
+// in onRequest (app.ts), before routing outcomes (404/405), parsing and validation.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { displayPrefix, hashApiKey, hashesEqual, isGeneratedKey } from '../api-keys.js'
 import type { ActiveKeyHash, ApiKeyStore } from '../store/index.js'
 import { ApiError } from './errors.js'
 
-/** How often (ms) a running server reloads stored keys: the bound on a revocation taking effect. */
+/** Pause (ms) between the end of one reload of stored keys and the next: with the reload query, the bound on a revocation taking effect. */
 export const KEY_REFRESH_MS = 2000
 
 /** RFC 6750 §3 challenge realm. */

@@ -52,13 +52,9 @@ export interface CopyOptions {
 
 /** The target already holds rows and `replace` was not asked for. Nothing was changed. */
 export class TargetNotEmptyError extends Error {
-  readonly pets: number
-  readonly apiKeys: number
   constructor(pets: number, apiKeys: number) {
     super(`the target database is not empty (${pets} pets, ${apiKeys} API keys)`)
     this.name = 'TargetNotEmptyError'
-    this.pets = pets
-    this.apiKeys = apiKeys
   }
 }
 

@@ -64,8 +64,8 @@ export interface Store {
 
 /**
  * Opens the database named by `config`. SQLite: creates the file's folder, WAL journal with
- * `synchronous=FULL` (a commit is on stable storage before the insert resolves), 64-bit integers
- * read as bigint. PostgreSQL: a pg Pool of `poolMax` with a per-statement timeout (ms); pool errors
+ * `synchronous=FULL` (a commit is on stable storage before the insert resolves; concurrent creates
+ * share one commit, store/group-commit.ts), a 2 MiB page cache, 64-bit integers read as bigint. PostgreSQL: a pg Pool of `poolMax` with a per-statement timeout (ms); pool errors
  * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {

@@ -63,7 +63,17 @@ program
     ),
   )
 
-program.parseAsync().catch((error: unknown) => {
-  process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)
+/** Oldest Node.js major line supported: 20 is end of life, and the SQLite driver (better-sqlite3 13) needs 22. */
+const MIN_NODE_MAJOR = 22
+
+if (Number(process.versions.node.split('.')[0]) < MIN_NODE_MAJOR) {
+  process.stderr.write(
+    `animal-store: needs Node.js ${MIN_NODE_MAJOR} or newer (this is ${process.version}); \`npm start\` runs the project's own Node.js 24.\n`,
+  )
   process.exitCode = 1
-})
+} else {
+  program.parseAsync().catch((error: unknown) => {
+    process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
+  })
+}

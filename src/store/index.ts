@@ -114,19 +114,7 @@ function connect(config: DatabaseConfig, onPoolError: (error: Error) => void): {
   return { dialect: new PostgresDialect({ pool }), pool }
 }
 
-/**
- * better-sqlite3 12 (the last line that runs on Node.js 20) aborts the process on Node.js 24 when a
- * statement is garbage-collected; refuse clearly instead of crashing at random later.
- */
-const SQLITE_MAX_NODE_MAJOR = 22
-
 function sqliteDialect(path: string): SqliteDialect {
-  const nodeMajor = Number(process.versions.node.split('.')[0])
-  if (nodeMajor > SQLITE_MAX_NODE_MAJOR) {
-    throw new Error(
-      `SQLite needs Node.js 20 or 22 (this is ${process.version}): the SQLite driver crashes on newer lines. Use Node.js 22, or PostgreSQL.`,
-    )
-  }
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')

@@ -1,20 +1,16 @@
 // The contract's data shapes (SPEC "Resources and their fields"), as TypeBox schemas: the one source
 // for request validation, response serialization, TypeScript types and openapi.json.
 import { type Static, Type } from '@sinclair/typebox'
+import type { Int64Text, Int64Value } from './int64.js'
 
 /** Largest accepted request body, in bytes (SPEC "Limits": not shown; decided in README). */
 export const BODY_LIMIT_BYTES = 16 * 1024
 
-/** Largest and smallest signed 64-bit integers, the range of every `format: int64` value. */
-export const INT64_MAX = 9223372036854775807n
-export const INT64_MIN = -9223372036854775808n
-
 /**
- * A signed 64-bit integer (`type: integer, format: int64`). In requests it arrives as a number when
- * it is a safe integer and as a bigint beyond ±(2^53−1) (see http/json-body.ts); the store always
- * returns bigint. Never pass it through a JS number unless it is known to be safe.
+ * A signed 64-bit integer (`type: integer, format: int64`). In requests it arrives as an Int64Value
+ * (a number when safe, a bigint beyond ±(2^53−1)); the store returns Int64Text. See src/int64.ts.
  */
-export const Int64 = Type.Unsafe<bigint | number>({ type: 'integer', format: 'int64' })
+export const Int64 = Type.Unsafe<Int64Value>({ type: 'integer', format: 'int64' })
 
 /** SPEC PetStatus values. */
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
@@ -45,7 +41,7 @@ const PetName = Type.String({
     "The animal's name: 1 to 255 Unicode characters, at least one of them not whitespace, no NUL and no unpaired surrogate. Stored exactly as sent (no trimming); not unique.",
 })
 
-const CategoryId = Type.Unsafe<bigint | number>({
+const CategoryId = Type.Unsafe<Int64Value>({
   ...Int64,
   description: 'Identifier of the category the animal belongs to (signed 64-bit integer, exact over the whole range).',
 })
@@ -71,9 +67,9 @@ export type NewPet = Static<typeof NewPet>
 /** SPEC Pet: the response representation, NewPet plus the service-assigned `id`. */
 export const Pet = Type.Object(
   {
-    id: Type.Unsafe<bigint>({ ...Int64, description: 'Unique identifier assigned by the service on creation.' }),
+    id: Type.Unsafe<Int64Text>({ ...Int64, description: 'Unique identifier assigned by the service on creation.' }),
     name: Type.String({ description: "The animal's name, exactly as sent on creation." }),
-    categoryId: Type.Unsafe<bigint>(CategoryId),
+    categoryId: Type.Unsafe<Int64Text>(CategoryId),
     status: Type.Unsafe<PetStatus>({ $ref: 'PetStatus' }),
   },
   { $id: 'Pet', additionalProperties: false, description: 'An animal held in the store.' },
@@ -117,7 +113,7 @@ export type ListPetsQuery = Static<typeof ListPetsQuery>
 
 /** getPet path parameters. */
 export const PetIdParams = Type.Object(
-  { petId: Type.Unsafe<bigint | number>({ ...Int64, description: 'Identifier of the animal (signed 64-bit integer).' }) },
+  { petId: Type.Unsafe<Int64Value>({ ...Int64, description: 'Identifier of the animal (signed 64-bit integer).' }) },
   { additionalProperties: false },
 )
 export type PetIdParams = Static<typeof PetIdParams>

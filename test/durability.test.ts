@@ -5,7 +5,7 @@ import { after, before, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { parse } from 'lossless-json'
 import pg from 'pg'
-import { parseJsonNumber } from '../src/http/json-body.js'
+import { parseJsonNumber } from '../src/int64.js'
 import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe } from './cli-process.js'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from './helpers.js'
 

@@ -2,7 +2,7 @@
 // Keys are shown once, at creation; only their SHA-256 hash and display prefix are stored.
 import { generateApiKey } from '../api-keys.js'
 import type { Config } from '../config.js'
-import { INT64_MAX } from '../schemas.js'
+import { INT64_MAX } from '../int64.js'
 import { type ApiKeyRecord, type ApiKeyStore, openStore, type Store } from '../store/index.js'
 
 async function withStore<T>(config: Config, run: (store: Store) => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
-// RFC 6750 bearer authentication (SPEC "Authentication") for every route not marked public, checked
-// in onRequest (app.ts), before routing outcomes (404/405), parsing and validation.
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+// RFC 6750 bearer authentication (docs/specification.md, "Authentication") for every route not
+// marked public, checked in the one onRequest step (request-pipeline.ts), before routing outcomes
+// (404/405), parsing and validation. A key seen since the last reload is answered synchronously.
+import type { FastifyBaseLogger } from 'fastify'
 import { displayPrefix, hashApiKey, hashesEqual, isGeneratedKey } from '../api-keys.js'
 import type { ActiveKeyHash, ApiKeyStore } from '../store/index.js'
 import { ApiError } from './errors.js'
@@ -12,26 +13,48 @@ export const KEY_REFRESH_MS = 2000
 const REALM = 'Bearer realm="animal-store"'
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+// A refused client's connection is closed: it cannot idle on a keep-alive socket or keep trying keys on it.
+const MISSING_CHALLENGE = { 'www-authenticate': REALM, connection: 'close' }
+const INVALID_CHALLENGE = {
+  'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"`,
+  connection: 'close',
+}
+
+/** Who a valid key belongs to, as logs and the rate limiter see it: never the key itself. */
+export interface KeyIdentity {
+  /** `key:ID` for a stored key (its id in `keys list`), `API_KEYS:N` for the N-th configured one. */
+  readonly keyId: string
+}
 
 /** Decides whether a presented key is valid. */
 export interface KeyVerifier {
-  /** Resolves true for a stored, unrevoked key or one of the configured API_KEYS. */
-  verify(key: string): Promise<boolean>
+  /**
+   * The identity of a stored, unrevoked key or of one of the configured API_KEYS, or undefined for any
+   * other key: synchronously when this key was seen since the last reload, else as a promise.
+   */
+  verify(key: string): KeyIdentity | undefined | Promise<KeyIdentity | undefined>
   /** Stops the periodic reload. */
   close(): void
 }
 
-/** Most prefixes looked up on demand per reload; past it, unseen prefixes wait for the next reload. */
-const MAX_LOOKUPS_PER_RELOAD = 1000
+/** Most verdicts cached between two reloads; past it the cache starts over (a flood of made-up keys). */
+const MAX_CACHED_VERDICTS = 10_000
+
+interface StoredKey {
+  hash: string
+  identity: KeyIdentity
+}
 
 /**
- * A KeyVerifier over stored key hashes, cached in memory and reloaded every KEY_REFRESH_MS (one
- * reload at a time, so an older list never replaces a newer one). A generated key whose prefix is not
- * cached yet (created since the last reload) is looked up once; at most MAX_LOOKUPS_PER_RELOAD such
- * lookups run per reload, so a flood of made-up keys cannot occupy the database. A lookup that
- * finishes after a newer reload is used for that request only, so a revocation is never undone.
- * `configuredKeys` (API_KEYS) are hashed here and never stored. Hashes are compared in constant time.
- * Resolves once the first load is done; rejects if the store cannot be read.
+ * A KeyVerifier over stored key hashes, held in memory and reloaded every KEY_REFRESH_MS (one reload
+ * at a time). Each presented key is hashed once and its verdict cached until the next reload, so a
+ * revoked key stops working within KEY_REFRESH_MS plus one reload query. A generated key that is not
+ * in memory may have been created since the last reload: the verifier then reads the keys created
+ * since (by id), one such query at a time, shared by every request waiting for it, and started after
+ * each waiter arrived; so a new key works at once however many made-up keys arrive with it, and
+ * those cost at most one small query in flight. `configuredKeys` (API_KEYS) are hashed here and never
+ * stored. Hashes are compared in constant time. Resolves once the first load is done; rejects if the
+ * store cannot be read.
  */
 export async function createKeyVerifier(
   store: ApiKeyStore,
@@ -39,19 +62,71 @@ export async function createKeyVerifier(
   log: FastifyBaseLogger,
   refreshMs = KEY_REFRESH_MS,
 ): Promise<KeyVerifier> {
-  const configuredHashes = configuredKeys.map(hashApiKey)
-  let cache = { byPrefix: groupByPrefix(await store.listActiveKeyHashes()), lookedUp: new Set<string>() }
+  const configured: StoredKey[] = configuredKeys.map((key, index) => ({
+    hash: hashApiKey(key),
+    identity: { keyId: `API_KEYS:${index + 1}` },
+  }))
+  let stored = new Map<string, StoredKey[]>() // by display prefix
+  let lastId = 0n // the largest stored key id loaded
+  let generation = 0 // counts full reloads
+  let verdicts = new Map<string, KeyIdentity | false>()
+
+  const add = (keys: ActiveKeyHash[]) => {
+    for (const { id, prefix, hash } of keys) {
+      stored.set(prefix, [...(stored.get(prefix) ?? []), { hash, identity: { keyId: `key:${id}` } }])
+      if (id > lastId) lastId = id
+    }
+  }
+  const replaceAll = (keys: ActiveKeyHash[]) => {
+    stored = new Map()
+    lastId = 0n
+    add(keys)
+    verdicts = new Map()
+    generation++
+  }
+  replaceAll(await store.listActiveKeyHashes())
+
+  // Keys created since the last load. A caller joins the next query that starts after it arrives
+  // (`queued`), so a key created before its request is never missed; a full reload that finishes
+  // meanwhile starts the query again from the new lastId.
+  let running: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  const readNewKeys = async () => {
+    for (;;) {
+      const before = generation
+      const keys = await store.listActiveKeyHashes(lastId)
+      if (generation === before) {
+        add(keys)
+        if (keys.length > 0) verdicts = new Map()
+        return
+      }
+    }
+  }
+  const newKeysRead = (): Promise<void> => {
+    if (!running) {
+      running = readNewKeys().finally(() => {
+        running = undefined
+      })
+      return running
+    }
+    queued ??= running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => {
+        queued = undefined
+        return newKeysRead()
+      })
+    return queued
+  }
+
   let timer: NodeJS.Timeout | undefined
   const reloadLater = () => {
     timer = setTimeout(() => {
       store
         .listActiveKeyHashes()
-        .then(
-          (keys) => {
-            cache = { byPrefix: groupByPrefix(keys), lookedUp: new Set() }
-          },
-          (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'),
-        )
+        .then(replaceAll, (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'))
         .finally(() => {
           if (timer) reloadLater()
         })
@@ -60,20 +135,26 @@ export async function createKeyVerifier(
   }
   reloadLater()
 
+  const find = (key: string, hash: string): KeyIdentity | undefined => {
+    for (const candidate of configured) if (hashesEqual(candidate.hash, hash)) return candidate.identity
+    if (!isGeneratedKey(key)) return undefined
+    for (const candidate of stored.get(displayPrefix(key)) ?? []) if (hashesEqual(candidate.hash, hash)) return candidate.identity
+    return undefined
+  }
+  const remember = (key: string, verdict: KeyIdentity | undefined) => {
+    if (verdicts.size >= MAX_CACHED_VERDICTS) verdicts = new Map()
+    verdicts.set(key, verdict ?? false)
+    return verdict
+  }
+
   return {
-    async verify(key) {
+    verify(key) {
+      const cached = verdicts.get(key)
+      if (cached !== undefined) return cached || undefined
       const hash = hashApiKey(key)
-      if (configuredHashes.some((configured) => hashesEqual(configured, hash))) return true
-      if (!isGeneratedKey(key)) return false
-      const prefix = displayPrefix(key)
-      const current = cache
-      let candidates = current.byPrefix.get(prefix)
-      if (!candidates && !current.lookedUp.has(prefix) && current.lookedUp.size < MAX_LOOKUPS_PER_RELOAD) {
-        current.lookedUp.add(prefix)
-        candidates = (await store.listActiveKeyHashes(prefix)).map((stored) => stored.hash)
-        if (candidates.length > 0 && cache === current) current.byPrefix.set(prefix, candidates)
-      }
-      return (candidates ?? []).some((stored) => hashesEqual(stored, hash))
+      const identity = find(key, hash)
+      if (identity || !isGeneratedKey(key)) return remember(key, identity)
+      return newKeysRead().then(() => remember(key, find(key, hash)))
     },
     close: () => {
       clearTimeout(timer)
@@ -82,27 +163,23 @@ export async function createKeyVerifier(
   }
 }
 
-function groupByPrefix(keys: ActiveKeyHash[]): Map<string, string[]> {
-  const map = new Map<string, string[]>()
-  for (const { prefix, hash } of keys) map.set(prefix, [...(map.get(prefix) ?? []), hash])
-  return map
-}
-
 /**
- * Throws ApiError `missing_api_key` (no bearer credentials) or `invalid_api_key` (RFC 6750
- * `error="invalid_token"`), each with a `WWW-Authenticate` challenge; resolves to the key's SHA-256
- * hash (hex), which identifies the client without holding the secret, when the key is valid.
+ * The identity of the request's bearer key (RFC 6750 §2.1), synchronously when the verifier knows
+ * the key, else as a promise. Throws (or rejects with) ApiError `missing_api_key` when there are no
+ * bearer credentials and `invalid_api_key` (RFC 6750 `error="invalid_token"`) for a key that is not
+ * valid, each with a `WWW-Authenticate` challenge.
  */
-export async function authenticate(request: FastifyRequest, verifier: KeyVerifier): Promise<string> {
-  const header = request.headers.authorization
+export function authenticate(header: string | undefined, verifier: KeyVerifier): KeyIdentity | Promise<KeyIdentity> {
   if (header === undefined || !/^bearer\s+\S/i.test(header)) {
-    throw new ApiError('missing_api_key', { headers: { 'www-authenticate': REALM } })
+    throw new ApiError('missing_api_key', { headers: MISSING_CHALLENGE })
   }
   const key = BEARER.exec(header)?.[1]
-  if (key === undefined || !(await verifier.verify(key))) {
-    throw new ApiError('invalid_api_key', {
-      headers: { 'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"` },
-    })
-  }
-  return hashApiKey(key)
+  const identity = key === undefined ? undefined : verifier.verify(key)
+  if (identity instanceof Promise) return identity.then(admitted)
+  return admitted(identity)
+}
+
+function admitted(identity: KeyIdentity | undefined): KeyIdentity {
+  if (!identity) throw new ApiError('invalid_api_key', { headers: INVALID_CHALLENGE })
+  return identity
 }

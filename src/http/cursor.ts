@@ -1,10 +1,10 @@
 // The opaque keyset cursor of listPets (SPEC: pagination "not shown"; README "Pagination"): the
 // base64url of the last `id` returned, so a page continues strictly after it in `id` order.
-import { INT64_MAX, INT64_MIN } from '../schemas.js'
+import { type Int64Text, isInt64 } from '../int64.js'
 
 /** The cursor that continues after the pet with this `id`. */
-export function encodeCursor(lastId: bigint): string {
-  return Buffer.from(lastId.toString(), 'utf8').toString('base64url')
+export function encodeCursor(lastId: Int64Text | bigint): string {
+  return Buffer.from(String(lastId), 'utf8').toString('base64url')
 }
 
 /**
@@ -15,5 +15,5 @@ export function decodeCursor(cursor: string): bigint | undefined {
   const text = Buffer.from(cursor, 'base64url').toString('utf8')
   if (!/^-?(0|[1-9]\d{0,18})$/.test(text) || encodeCursor(BigInt(text)) !== cursor) return undefined
   const id = BigInt(text)
-  return id >= INT64_MIN && id <= INT64_MAX ? id : undefined
+  return isInt64(id) ? id : undefined
 }

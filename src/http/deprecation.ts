@@ -1,6 +1,5 @@
 // Deprecation signalling for getPet (SPEC "Versioning"): RFC 9745 Deprecation, RFC 8594 Sunset and
 // an RFC 8288 successor-version link, on every response of the operation, errors included.
-import type { onSendHookHandler } from 'fastify'
 import { header } from './responses.js'
 
 /** 2026-11-20T00:00:00Z, when interface 1.0.0 marked getPet deprecated, as RFC 9745 `@`-seconds. */
@@ -8,14 +7,9 @@ const DEPRECATED_AT = '@1795132800'
 /** SPEC: removal announced for 5 December 2030. RFC 8594 uses an HTTP-date (RFC 9110 §5.6.7). */
 export const SUNSET_DATE = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
-/** onSend hook for a deprecated route: adds the three headers; `successor` is the link target. */
-export function deprecationHeaders(successor: string): onSendHookHandler {
-  return async (_request, reply, payload) => {
-    reply.header('deprecation', DEPRECATED_AT)
-    reply.header('sunset', SUNSET_DATE)
-    reply.header('link', `<${successor}>; rel="successor-version"`)
-    return payload
-  }
+/** The three headers for every response of a deprecated route; `successor` is the link target. */
+export function deprecationHeaders(successor: string): Record<string, string> {
+  return { deprecation: DEPRECATED_AT, sunset: SUNSET_DATE, link: `<${successor}>; rel="successor-version"` }
 }
 
 /** The same headers as documented on each response of the operation in OpenAPI. */

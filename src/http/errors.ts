@@ -154,6 +154,6 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
 /** Fastify error handler: writes the Error body; logs 5xx with their cause, never sends it. */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
-  if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+  if (apiError.statusCode >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
   return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody())
 }

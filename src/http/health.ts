@@ -11,7 +11,7 @@ export async function healthRoutes(app: FastifyInstance, { ping }: { ping: () =>
     try {
       await ping()
     } catch (error) {
-      request.log.warn({ err: error }, 'readiness check failed')
+      request.log.warn({ reqId: request.id, err: error }, 'readiness check failed')
       throw new ApiError('service_unavailable', { message: 'The database is not reachable.' })
     }
     return { status: 'ready' }

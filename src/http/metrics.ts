@@ -38,23 +38,26 @@ export function createMetricsRegistry(poolStats: () => PoolStats): Registry {
   return registry
 }
 
-/**
- * Records every response in `registry` (label `operation`: the SPEC operationId, else the route
- * path, else `not_found`) and serves GET /metrics from `source` (default: `registry` itself).
- */
-export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
+/** Records one answered request: label `operation` (the operationId), method, status, duration in ms. */
+export interface RequestMetrics {
+  record(operation: string, method: string, status: number, durationMs: number): void
+}
+
+/** A RequestMetrics over the request counter and duration histogram of `registry` (createMetricsRegistry). */
+export function createRequestMetrics(registry: Registry): RequestMetrics {
   const requests = registry.getSingleMetric('http_requests_total') as Counter
   const durations = registry.getSingleMetric('http_request_duration_seconds') as Histogram
-  app.addHook('onResponse', async (request, reply) => {
-    const { schema, url } = request.routeOptions
-    const labels = {
-      operation: (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
-      method: request.method,
-      status: String(reply.statusCode),
-    }
-    requests.inc(labels)
-    durations.observe(labels, reply.elapsedTime / 1000)
-  })
+  return {
+    record(operation, method, status, durationMs) {
+      const labels = { operation, method, status: String(status) }
+      requests.inc(labels)
+      durations.observe(labels, durationMs / 1000)
+    },
+  }
+}
+
+/** Serves GET /metrics (public, outside /v1) from `source` (default: `registry` itself). */
+export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
   const render: MetricsSource = source ?? (async () => ({ contentType: registry.contentType, text: await registry.metrics() }))
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     const { contentType, text } = await render()

@@ -2,6 +2,7 @@
 // and serialization come from the route schemas, data from the PetStore.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { toBigInt } from '../int64.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
@@ -14,6 +15,7 @@ import type { PetStore } from '../store/index.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
+import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
 import { errorResponses, header } from './responses.js'
 
 /** What the pet routes need: the store, and the public base of links (`PUBLIC_URL`, else `/v1`). */
@@ -58,11 +60,11 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
       const last = page[limit - 1]
       if (page.length > limit && last) {
         page.length = limit
-        const next = new URLSearchParams({ limit: String(limit), ...(status && { status }) })
-        next.set('cursor', encodeCursor(last.id))
-        reply.header('link', `<${linkBase}/pets?${next}>; rel="next"`)
+        // limit is digits, status an enum and the cursor base64url: nothing to percent-encode.
+        const filter = status === undefined ? '' : `&status=${status}`
+        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${encodeCursor(last.id)}>; rel="next"`)
       }
-      return page
+      return reply.type(JSON_CONTENT_TYPE).send(petsJson(page))
     },
   )
 
@@ -90,15 +92,15 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
     },
     async (request, reply) => {
       const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
-      const pet = await pets.insertPet({ name, categoryId: BigInt(categoryId), status })
-      return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).send(pet)
+      const pet = await pets.insertPet({ name, categoryId: toBigInt(categoryId), status })
+      return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(petJson(pet))
     },
   )
 
   app.get<{ Params: PetIdParams }>(
     '/v1/pets/:petId',
     {
-      onSend: deprecationHeaders(`${linkBase}/pets`),
+      config: { headers: deprecationHeaders(`${linkBase}/pets`) },
       schema: {
         operationId: 'getPet',
         summary: 'Read one animal (deprecated)',
@@ -114,10 +116,10 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
         },
       },
     },
-    async (request) => {
-      const pet = await pets.findPet(BigInt(request.params.petId))
+    async (request, reply) => {
+      const pet = await pets.findPet(toBigInt(request.params.petId))
       if (!pet) throw new ApiError('pet_not_found')
-      return pet
+      return reply.type(JSON_CONTENT_TYPE).send(petJson(pet))
     },
   )
 }

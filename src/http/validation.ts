@@ -3,10 +3,9 @@
 // one `invalid_request` error that lists every failing input.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
-import { INT64_MAX, INT64_MIN } from '../schemas.js'
+import { INT64_MAX, INT64_MIN, parseIntegerText, validateWithBigInts } from '../int64.js'
 import { decodeCursor } from './cursor.js'
 import { ApiError, type ErrorDetail } from './errors.js'
-import { parseIntegerText } from './json-body.js'
 
 type Part = ErrorDetail['in']
 type Result = true | { error: ApiError } | { value: unknown }
@@ -46,7 +45,7 @@ function validateBody(validate: ValidateFunction, data: unknown): Result {
   if (data === null || data === undefined) {
     return fail('body', [{ in: 'body', field: '', message: 'is required' }], 'A request body is required.')
   }
-  return validateExact(validate, data) ? true : fail('body', toDetails('body', validate.errors ?? []))
+  return validateWithBigInts(validate, data) ? true : fail('body', toDetails('body', validate.errors ?? []))
 }
 
 function validateStrings(validate: ValidateFunction, part: Part, integerFields: string[], data: Record<string, unknown>): Result {
@@ -55,7 +54,7 @@ function validateStrings(validate: ValidateFunction, part: Part, integerFields: 
     const text = value[field]
     if (typeof text === 'string') value[field] = parseIntegerText(text)
   }
-  return validateExact(validate, value) ? { value } : fail(part, toDetails(part, validate.errors ?? []))
+  return validateWithBigInts(validate, value) ? { value } : fail(part, toDetails(part, validate.errors ?? []))
 }
 
 function fail(part: Part, details: ErrorDetail[], message?: string): { error: ApiError } {
@@ -66,44 +65,6 @@ function fail(part: Part, details: ErrorDetail[], message?: string): { error: Ap
 function integerProperties(schema: unknown): string[] {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
   return Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
-}
-
-// Ajv knows no bigint. Each one is swapped, for the length of one validation, for a safe number with
-// the same verdict: ±(2^53−1) inside the int64 range (passes `format: int64`), ±2^64 outside it (fails).
-const IN_RANGE_STAND_IN = Number.MAX_SAFE_INTEGER
-const OUT_OF_RANGE_STAND_IN = 2 ** 64
-
-type Holder = Record<string | number, unknown>
-
-/** Runs `validate` on `data` with its bigints hidden, then puts them back (defaults Ajv added stay). */
-function validateExact(validate: ValidateFunction, data: unknown): boolean {
-  const bigints = hideBigInts(data)
-  try {
-    return validate(data)
-  } finally {
-    for (const [holder, key, value] of bigints) holder[key] = value
-  }
-}
-
-function hideBigInts(root: unknown): Array<[Holder, string | number, bigint]> {
-  const found: Array<[Holder, string | number, bigint]> = []
-  const pending: unknown[] = [root]
-  while (pending.length > 0) {
-    const node = pending.pop()
-    if (typeof node !== 'object' || node === null) continue
-    const holder = node as Holder
-    for (const key of Object.keys(holder)) {
-      const value = holder[key]
-      if (typeof value === 'bigint') {
-        found.push([holder, key, value])
-        const sign = value < 0n ? -1 : 1
-        holder[key] = sign * (value >= INT64_MIN && value <= INT64_MAX ? IN_RANGE_STAND_IN : OUT_OF_RANGE_STAND_IN)
-      } else if (typeof value === 'object' && value !== null) {
-        pending.push(value)
-      }
-    }
-  }
-  return found
 }
 
 const FORMAT_MESSAGES: Record<string, string> = {

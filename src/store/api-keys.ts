@@ -14,6 +14,7 @@ export interface ApiKeyRecord {
 
 /** What the authenticator needs of an active key. `hash` is lowercase hex SHA-256. */
 export interface ActiveKeyHash {
+  id: bigint
   prefix: string
   hash: string
 }
@@ -36,11 +37,11 @@ export async function listApiKeys(db: Kysely<Database>): Promise<ApiKeyRecord[]>
   return (await db.selectFrom('api_keys').selectAll().orderBy('id').execute()).map(toRecord)
 }
 
-/** Prefix and hash of every key not revoked; with `prefix`, of those with that prefix only. */
-export async function listActiveKeyHashes(db: Kysely<Database>, prefix?: string): Promise<ActiveKeyHash[]> {
-  let select = db.selectFrom('api_keys').select(['prefix', 'hash']).where('revoked_at', 'is', null)
-  if (prefix !== undefined) select = select.where('prefix', '=', prefix)
-  return select.execute()
+/** Id, prefix and hash of every key not revoked; with `afterId`, of those with a larger id only (keys created since). */
+export async function listActiveKeyHashes(db: Kysely<Database>, afterId?: bigint): Promise<ActiveKeyHash[]> {
+  let select = db.selectFrom('api_keys').select(['id', 'prefix', 'hash']).where('revoked_at', 'is', null)
+  if (afterId !== undefined) select = select.where('id', '>', afterId)
+  return (await select.execute()).map((row) => ({ id: BigInt(row.id), prefix: row.prefix, hash: row.hash }))
 }
 
 /** Whether any key was ever stored (revoked ones count): the first start creates one only if not. */

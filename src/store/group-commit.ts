@@ -1,15 +1,11 @@
 // SQLite group commit: creates that arrive together are written in one transaction, so they share
 // one fsync (synchronous=FULL) instead of paying one each. Every caller still resolves only after
 // the commit that holds its row, so a 201 is never sent for a row that is not on stable storage.
-import type { Kysely } from 'kysely'
-import type { Pet } from '../schemas.js'
-import { insertPet, type PetDraft } from './pets.js'
-import type { Database } from './tables.js'
 import { classifyDriverError, StoreUnavailableError } from './unavailable.js'
 
-interface Waiting {
-  draft: PetDraft
-  resolve: (pet: Pet) => void
+interface Waiting<T, R> {
+  item: T
+  resolve: (result: R) => void
   reject: (error: unknown) => void
 }
 
@@ -17,24 +13,21 @@ interface Waiting {
 const MAX_BATCH_ROWS = 256
 
 /**
- * An insertPet that batches the creates queued during one turn of the event loop (up to
- * MAX_BATCH_ROWS) into one transaction. If a batch fails with a transient error (busy, full,
- * read-only) every caller gets it at once; any other failure is retried row by row, so one bad row
- * cannot fail the others and every caller gets its own outcome.
+ * Wraps synchronous inserts into an asynchronous one that batches the items queued during one turn
+ * of the event loop (up to MAX_BATCH_ROWS) into one call of `insertBatch` (one transaction). If a
+ * batch fails with a transient error (busy, full, read-only) every caller gets it at once; any other
+ * failure is retried row by row with `insertOne`, so one bad row cannot fail the others and every
+ * caller gets its own outcome. Errors are classified (StoreUnavailableError for transient ones).
  */
-export function groupCommitInserts(db: Kysely<Database>): (draft: PetDraft) => Promise<Pet> {
-  const queue: Waiting[] = []
-  const flush = async () => {
+export function groupCommit<T, R>(insertBatch: (items: T[]) => R[], insertOne: (item: T) => R): (item: T) => Promise<R> {
+  const queue: Array<Waiting<T, R>> = []
+  const flush = () => {
     const batch = queue.splice(0, MAX_BATCH_ROWS)
     if (queue.length > 0) setImmediate(flush)
     if (batch.length > 1) {
       try {
-        const pets = await db.transaction().execute(async (trx) => {
-          const inserted: Pet[] = []
-          for (const { draft } of batch) inserted.push(await insertPet(trx, draft))
-          return inserted
-        })
-        for (const [i, waiting] of batch.entries()) waiting.resolve(pets[i] as Pet)
+        const results = insertBatch(batch.map((waiting) => waiting.item))
+        for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as R)
         return
       } catch (error) {
         const classified = classifyDriverError(error)
@@ -45,11 +38,17 @@ export function groupCommitInserts(db: Kysely<Database>): (draft: PetDraft) => P
         // otherwise: one at a time, below
       }
     }
-    for (const waiting of batch) await insertPet(db, waiting.draft).then(waiting.resolve, waiting.reject)
+    for (const waiting of batch) {
+      try {
+        waiting.resolve(insertOne(waiting.item))
+      } catch (error) {
+        waiting.reject(classifyDriverError(error))
+      }
+    }
   }
-  return (draft) =>
-    new Promise<Pet>((resolve, reject) => {
-      queue.push({ draft, resolve, reject })
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push({ item, resolve, reject })
       if (queue.length === 1) setImmediate(flush)
     })
 }

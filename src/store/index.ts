@@ -5,16 +5,16 @@ import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
-import type { Pet } from '../schemas.js'
 import * as apiKeys from './api-keys.js'
-import { groupCommitInserts } from './group-commit.js'
 import { migrateToLatest } from './migrate.js'
-import * as pets from './pets.js'
+import type { PetStore } from './pets.js'
+import { postgresPetStore } from './postgres-pets.js'
+import { sqlitePetStore } from './sqlite-pets.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { PetDraft, PetPageQuery } from './pets.js'
+export type { PetDraft, PetPageQuery, PetStore } from './pets.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -29,18 +29,11 @@ export interface PoolStats {
   waiting: number
 }
 
-/** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
-export interface PetStore {
-  insertPet(draft: pets.PetDraft): Promise<Pet>
-  listPets(query: pets.PetPageQuery): Promise<Pet[]>
-  findPet(id: bigint): Promise<Pet | undefined>
-}
-
 /** Stored API keys (hashes only), for authentication and the `keys` commands. */
 export interface ApiKeyStore {
   insertApiKey(key: { name: string; prefix: string; hash: string; createdAt: string }): Promise<apiKeys.ApiKeyRecord>
   listApiKeys(): Promise<apiKeys.ApiKeyRecord[]>
-  listActiveKeyHashes(prefix?: string): Promise<apiKeys.ActiveKeyHash[]>
+  listActiveKeyHashes(afterId?: bigint): Promise<apiKeys.ActiveKeyHash[]>
   hasAnyApiKey(): Promise<boolean>
   revokeApiKey(id: bigint, revokedAt: string): Promise<apiKeys.ApiKeyRecord | undefined>
 }
@@ -69,20 +62,20 @@ export interface Store {
  * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
-  const { dialect, pool } = connect(config, onPoolError)
+  const { dialect, pool, pets } = connect(config, onPoolError)
   const db = new Kysely<Database>({ dialect })
   return {
     dialect: config.dialect,
     db,
     pets: {
-      insertPet: guard(config.dialect === 'sqlite' ? groupCommitInserts(db) : (draft) => pets.insertPet(db, draft)),
-      listPets: guard((query) => pets.listPets(db, query)),
-      findPet: guard((id) => pets.findPet(db, id)),
+      insertPet: guard(pets.insertPet),
+      listPets: guard(pets.listPets),
+      findPet: guard(pets.findPet),
     },
     apiKeys: {
       insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),
       listApiKeys: guard(() => apiKeys.listApiKeys(db)),
-      listActiveKeyHashes: guard((prefix) => apiKeys.listActiveKeyHashes(db, prefix)),
+      listActiveKeyHashes: guard((afterId) => apiKeys.listActiveKeyHashes(db, afterId)),
       hasAnyApiKey: guard(() => apiKeys.hasAnyApiKey(db)),
       revokeApiKey: guard((id, revokedAt) => apiKeys.revokeApiKey(db, id, revokedAt)),
     },
@@ -108,13 +101,21 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
   }
 }
 
-function connect(config: DatabaseConfig, onPoolError: (error: Error) => void): { dialect: Dialect; pool?: pg.Pool } {
-  if (config.dialect === 'sqlite') return { dialect: sqliteDialect(config.path) }
+// Kysely serves migrations, keys and copy; the request hot path (pets) runs prepared statements on
+// the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
+function connect(
+  config: DatabaseConfig,
+  onPoolError: (error: Error) => void,
+): { dialect: Dialect; pool?: pg.Pool; pets: PetStore } {
+  if (config.dialect === 'sqlite') {
+    const database = openSqlite(config.path)
+    return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets: sqlitePetStore(database) }
+  }
   const pool = postgresPool(config, onPoolError)
-  return { dialect: new PostgresDialect({ pool }), pool }
+  return { dialect: new PostgresDialect({ pool }), pool, pets: postgresPetStore(pool) }
 }
 
-function sqliteDialect(path: string): SqliteDialect {
+function openSqlite(path: string): BetterSqlite3.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
@@ -124,7 +125,7 @@ function sqliteDialect(path: string): SqliteDialect {
   // serves the rest, and the process's memory stays flat while the database grows (docs/reliability.md).
   database.pragma('cache_size = -2000')
   database.defaultSafeIntegers(true)
-  return new SqliteDialect({ database: withStatementCache(database) })
+  return database
 }
 
 // Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL

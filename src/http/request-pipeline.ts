@@ -1,0 +1,109 @@
+// What every request goes through besides its handler, folded into one onRequest step and one
+// onResponse step, each synchronous when it can be (every hook that returns a promise costs a
+// microtask turn, docs/benchmarks.md): the request id, the route's fixed headers, the Host check,
+// authentication, the rate limit and the early 404/405; then the one log line and the metrics.
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
+import type { ApiError } from './errors.js'
+import type { RequestMetrics } from './metrics.js'
+import { continueIfExpected, hasUnreadBody, missingHost } from './protocol.js'
+import type { RateLimiter } from './rate-limit.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No API key needed (probes, the OpenAPI document, the docs page). */
+    public?: boolean
+    /** Headers sent on every response of the route, errors included (getPet's deprecation). */
+    headers?: Record<string, string>
+  }
+  interface FastifyRequest {
+    /** The authenticated key (null on public routes and before authentication). */
+    apiKey: KeyIdentity | null
+  }
+}
+
+/** What the pipeline needs. `notFound` is the 404/405 error for a request no route answers. */
+export interface PipelineOptions {
+  keys: KeyVerifier
+  limit: RateLimiter | undefined
+  notFound: (request: FastifyRequest) => ApiError
+  metrics: RequestMetrics | undefined
+  logger: FastifyBaseLogger
+}
+
+/**
+ * Installs the two steps on `app` (before the routes). Authentication runs on every route not marked
+ * public, decided on the matched route, never on the raw URL, so no spelling of a path
+ * (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need a key too, and are then
+ * answered 404/405 before any body is read.
+ */
+export function installRequestPipeline(app: FastifyInstance, { keys, limit, notFound, metrics, logger }: PipelineOptions): void {
+  app.decorateRequest('apiKey', null)
+  // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
+  // kept-alive socket would otherwise hold the close open until the grace period kills the process.
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+
+  const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
+    request.apiKey = identity
+    const refusal = limit?.(identity.keyId, reply) ?? (request.is404 ? notFound(request) : undefined)
+    // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
+    if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
+    return refusal
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    const { config } = request.routeOptions
+    if (config.headers) reply.headers(config.headers)
+    const hostError = missingHost(request)
+    if (hostError || config.public) return done(hostError)
+    let identity: KeyIdentity | Promise<KeyIdentity>
+    try {
+      identity = authenticate(request.headers.authorization, keys)
+    } catch (error) {
+      return done(error as ApiError)
+    }
+    if (identity instanceof Promise) {
+      identity.then((known) => done(admit(request, reply, known)), done)
+    } else {
+      done(admit(request, reply, identity))
+    }
+  })
+
+  // Close the connection when answering before a declared body was read (401, 404, 405, 415, 429,
+  // a public route): reading and discarding it would let a client without a key push any amount.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (closing || hasUnreadBody(request)) reply.header('connection', 'close')
+    done(null, payload)
+  })
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const { schema, url } = request.routeOptions
+    const status = reply.statusCode
+    const durationMs = reply.elapsedTime
+    logger.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        route: url ?? null,
+        status,
+        durationMs: Math.round(durationMs * 100) / 100,
+        client: request.ip,
+        keyId: request.apiKey?.keyId ?? null,
+      },
+      'request',
+    )
+    // label `operation`: the operationId, else the route path, else `not_found`
+    metrics?.record(
+      (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
+      request.method,
+      status,
+      durationMs,
+    )
+    done()
+  })
+}

@@ -1,0 +1,156 @@
+// Abuse paths closed on the request path: bodies sent to early answers are not read (the connection
+// closes), `100 Continue` only after authentication, 401 closes the connection, and a key created
+// while servers run works at once for concurrent first uses, even during a flood of made-up keys.
+import assert from 'node:assert/strict'
+import { connect, type Socket } from 'node:net'
+import { after, before, it } from 'node:test'
+import { createKey } from '../src/commands/keys.js'
+import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
+
+/** Opens a socket to the server, writes `head`, then streams zeros as the body for as long as the server reads. */
+function pushBody(server: TestServer, head: string): Promise<{ response: string; bytesSent: number; closedMs: number }> {
+  const started = Date.now()
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
+    let response = ''
+    let bytesSent = 0
+    const chunk = Buffer.alloc(64 * 1024)
+    const pump = () => {
+      while (!socket.destroyed && socket.writable && bytesSent < 1024 ** 3) {
+        bytesSent += chunk.length
+        if (!socket.write(chunk)) return socket.once('drain', pump)
+      }
+    }
+    socket.setEncoding('latin1')
+    socket.on('data', (text: string) => {
+      response += text
+    })
+    socket.on('error', () => {}) // EPIPE/ECONNRESET once the server closes: expected
+    socket.on('close', () => resolve({ response, bytesSent, closedMs: Date.now() - started }))
+    socket.setTimeout(15_000, () => reject(new Error(`still open after 15 s, ${bytesSent} bytes sent`)))
+    socket.write(head, pump)
+  })
+}
+
+/** Reads what the server sends on a fresh socket after `head` within `ms` (the socket is then destroyed). */
+function readFor(server: TestServer, head: string, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
+    let text = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => {
+      text += chunk
+    })
+    socket.on('error', () => {})
+    socket.write(head)
+    setTimeout(() => {
+      socket.destroy()
+      resolve(text)
+    }, ms)
+  })
+}
+
+const ONE_GIB = 1024 ** 3
+
+describeEachDatabase('abuse paths on the request path', (database) => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database })
+  })
+  after(() => server.close())
+
+  for (const [what, head] of [
+    [
+      'without a key (401)',
+      'POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n',
+    ],
+    [
+      'with a wrong key (401)',
+      'POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-key-0123456789abcdef\r\nTransfer-Encoding: chunked\r\n\r\n',
+    ],
+  ] as const) {
+    it(`closes the connection instead of draining a 1 GiB body sent ${what}`, async (t) => {
+      const { response, bytesSent, closedMs } = await pushBody(server, head)
+      t.diagnostic(`${bytesSent} bytes written by the client before the close, closed after ${closedMs} ms`)
+      assert.match(response, /^HTTP\/1\.1 401 /)
+      assert.match(response, /\r\nconnection: close\r\n/i)
+      assert.ok(bytesSent < ONE_GIB, `the whole body was accepted (${bytesSent} bytes)`)
+      // What a client can push before the close is what the socket buffers hold, not the body.
+      assert.ok(bytesSent < 64 * 1024 * 1024, `${bytesSent} bytes accepted before the close`)
+      assert.ok(closedMs < 5_000, `closed after ${closedMs} ms`)
+    })
+  }
+
+  it('closes the connection instead of draining a body sent with a key to an unknown path (404) or wrong method (405)', async () => {
+    for (const [path, status] of [
+      ['/v1/nothing', 404],
+      ['/v1/pets/1', 405],
+    ] as const) {
+      const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n`
+      const { response, bytesSent } = await pushBody(server, head)
+      assert.match(response, new RegExp(`^HTTP/1\\.1 ${status} `))
+      assert.ok(bytesSent < 64 * 1024 * 1024, `${path}: ${bytesSent} bytes accepted before the close`)
+    }
+  })
+
+  it('sends 100 Continue only after the key is checked', async () => {
+    const expect = (authorization: string) =>
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 40\r\nExpect: 100-continue\r\n\r\n`
+    const refused = await readFor(server, expect(''), 300)
+    assert.doesNotMatch(refused, /100 Continue/, 'no 100 Continue without a key')
+    assert.match(refused, /^HTTP\/1\.1 401 /)
+    const admitted = await readFor(server, expect(`Authorization: Bearer ${server.key}\r\n`), 300)
+    assert.match(admitted, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'a valid key is told to send its body')
+  })
+
+  it('keeps a kept-alive connection open for valid requests, and closes it after a 401', async () => {
+    const ok = await call(server, 'GET', '/v1/pets')
+    assert.equal(ok.headers.get('connection'), 'keep-alive')
+    const refused = await call(server, 'GET', '/v1/pets', { key: 'not-a-valid-key-0123456789' })
+    assert.equal(refused.status, 401)
+    assert.equal(refused.headers.get('connection'), 'close')
+  })
+
+  it('accepts a key created while the server runs on every one of its concurrent first uses', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { key } = await createKey(server.store.apiKeys, `fresh ${round}`)
+      const statuses = await Promise.all(Array.from({ length: 8 }, () => call(server, 'GET', '/v1/pets?limit=1', { key })))
+      assert.deepEqual(
+        statuses.map((response) => response.status),
+        Array(8).fill(200),
+      )
+    }
+  })
+
+  it('accepts a new key at once while a flood of made-up keys is arriving', async () => {
+    const madeUp = (i: number) => `ask_${String(i).padStart(43, 'x')}`
+    let flooding = true
+    const flood = (async () => {
+      let sent = 0
+      while (flooding) {
+        await Promise.all(Array.from({ length: 20 }, () => call(server, 'GET', '/v1/pets', { key: madeUp(sent++) })))
+      }
+      return sent
+    })()
+    try {
+      for (let round = 0; round < 3; round++) {
+        const { key } = await createKey(server.store.apiKeys, `during the flood ${round}`)
+        assert.equal((await call(server, 'GET', '/v1/pets?limit=1', { key })).status, 200)
+      }
+    } finally {
+      flooding = false
+    }
+    assert.ok((await flood) >= 20, 'the flood sent requests')
+  })
+
+  it('logs the client address and the key id of each request, never the key', async () => {
+    await call(server, 'GET', '/v1/pets?limit=1', { headers: { 'x-request-id': 'trace-me-123' } })
+    const line = server.logs
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry.reqId === 'trace-me-123')
+    assert.ok(line, 'the request line, with the client-chosen request id')
+    assert.equal(line.client, '127.0.0.1')
+    assert.match(String(line.keyId), /^key:\d+$/)
+    assert.ok(!server.logs.some((text) => text.includes(server.key)), 'the key is never logged')
+  })
+})

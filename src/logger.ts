@@ -4,7 +4,8 @@ import type { LogLevel } from './config.js'
 
 /**
  * A pino logger at `level`. Any `authorization` header that reaches a log object is replaced by
- * `[redacted]` (House rule 10); keys are never passed to the logger in the first place.
+ * `[redacted]` (docs/architecture.md, Secrets stay secret); keys are never passed to the logger in
+ * the first place.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = {

@@ -1,5 +1,5 @@
-// RFC 6750 bearer authentication (SPEC "Authentication") for every route not marked public, checked
-// in onRequest (app.ts), before routing outcomes (404/405), parsing and validation.
+// RFC 6750 bearer authentication (docs/specification.md, Authentication) for every route not marked
+// public, checked in onRequest (app.ts), before routing outcomes (404/405), parsing and validation.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { displayPrefix, hashApiKey, hashesEqual, isGeneratedKey } from '../api-keys.js'
 import type { ActiveKeyHash, ApiKeyStore } from '../store/index.js'

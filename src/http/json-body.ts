@@ -1,4 +1,4 @@
-// Request-body JSON parsing that never rounds: int64 values (SPEC "format: int64") arrive exactly.
+// Request-body JSON parsing that never rounds: int64 values (docs/specification.md, int64) arrive exactly.
 // JSON.parse turns 9007199254740993 into …992; lossless-json hands us each number's source text.
 
 import { parse as parseContentType } from 'fast-content-type-parse'

@@ -39,8 +39,9 @@ export function createMetricsRegistry(poolStats: () => PoolStats): Registry {
 }
 
 /**
- * Records every response in `registry` (label `operation`: the SPEC operationId, else the route
- * path, else `not_found`) and serves GET /metrics from `source` (default: `registry` itself).
+ * Records every response in `registry` (label `operation`: the operationId, docs/specification.md,
+ * Operations; else the route path, else `not_found`) and serves GET /metrics from `source`
+ * (default: `registry` itself).
  */
 export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
   const requests = registry.getSingleMetric('http_requests_total') as Counter

@@ -1,5 +1,5 @@
 // Pet rows: insert, list and find, and the row ↔ Pet conversion (snake_case → camelCase, int64 →
-// bigint from either driver's representation). SPEC "Resources and their fields": Pet.
+// bigint from either driver's representation). docs/specification.md, Pet.
 import type { Kysely, Selectable } from 'kysely'
 import type { Pet, PetStatus } from '../schemas.js'
 import type { Database, PetsTable } from './tables.js'
@@ -30,7 +30,7 @@ export async function insertPet(db: Kysely<Database>, draft: PetDraft): Promise<
   return toPet(row)
 }
 
-/** One page of pets ordered by `id` ascending (the keyset order of SPEC listPets; README). */
+/** One page of pets ordered by `id` ascending (the keyset order of docs/specification.md, Pagination). */
 export async function listPets(db: Kysely<Database>, query: PetPageQuery): Promise<Pet[]> {
   let select = db.selectFrom('pets').select(COLUMNS).orderBy('id').limit(query.limit)
   if (query.status !== undefined) select = select.where('status', '=', query.status)

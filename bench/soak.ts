@@ -29,7 +29,7 @@ const SEED_PETS = 500
 const SEED_CONCURRENCY = 8
 /** Per-request timeout of the load generator, in seconds (the service's requestTimeout is 10 s too). */
 const REQUEST_TIMEOUT_S = 10
-/** RSS growth from after the warm-up to the end that the issue targets, in percent. */
+/** The soak's pass mark: RSS growth from after the warm-up to the end, in percent (docs/reliability.md, Soak). */
 const RSS_GROWTH_TARGET_PCT = 10
 /** Seconds of samples whose median gives the smoothed RSS at a point (GC makes single samples noisy). */
 const SMOOTHING_WINDOW_S = 10

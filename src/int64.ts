@@ -1,5 +1,5 @@
 // Signed 64-bit integers (`format: int64`: a pet's `id` and `categoryId`, the `petId` path parameter,
-// the cursor's id), exact over the whole range in both directions (docs/specification.md, "Fields";
+// the cursor's id), exact over the whole range in both directions (docs/specification.md, int64;
 // README "Behaviour where the specification is silent"). The one module that parses them from request
 // text, hides them from Ajv without changing its verdict, and writes them into JSON. Pure: no I/O.
 //

@@ -9,7 +9,7 @@ const LOG_FLUSH_MS = 1000
 
 /**
  * A pino logger at `level`, writing to `destination` (default: stdout). Any `authorization` header
- * that reaches a log object is replaced by `[redacted]` (docs/architecture.md, "Secrets"); keys are
+ * that reaches a log object is replaced by `[redacted]` (docs/architecture.md, Secrets stay secret); keys are
  * never passed to the logger in the first place.
  *
  * Stdout is written asynchronously in batches: lines are held until LOG_BATCH_BYTES have gathered or

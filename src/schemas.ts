@@ -1,9 +1,9 @@
-// The contract's data shapes (SPEC "Resources and their fields"), as TypeBox schemas: the one source
+// The contract's data shapes (docs/specification.md, Resources), as TypeBox schemas: the one source
 // for request validation, response serialization, TypeScript types and openapi.json.
 import { type Static, Type } from '@sinclair/typebox'
 import type { Int64Text, Int64Value } from './int64.js'
 
-/** Largest accepted request body, in bytes (SPEC "Limits": not shown; decided in README). */
+/** Largest accepted request body, in bytes (docs/specification.md, Limits). */
 export const BODY_LIMIT_BYTES = 16 * 1024
 
 /**
@@ -12,10 +12,10 @@ export const BODY_LIMIT_BYTES = 16 * 1024
  */
 export const Int64 = Type.Unsafe<Int64Value>({ type: 'integer', format: 'int64' })
 
-/** SPEC PetStatus values. */
+/** PetStatus values (docs/specification.md, PetStatus). */
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 
-/** SPEC PetStatus: the availability status. */
+/** PetStatus: the availability status (docs/specification.md, PetStatus). */
 export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
   $id: 'PetStatus',
   type: 'string',
@@ -24,14 +24,14 @@ export const PetStatus = Type.Unsafe<(typeof PET_STATUSES)[number]>({
 })
 export type PetStatus = Static<typeof PetStatus>
 
-/** Default status on create (SPEC: "not shown"; decided in README). */
+/** Default status on create (README, "Behaviour where the specification is silent"). */
 export const DEFAULT_PET_STATUS: PetStatus = 'available'
 
 // No NUL (PostgreSQL text cannot hold it) and no unpaired surrogate (not storable as UTF-8), so a
 // name always reads back exactly as sent; at least one non-whitespace character.
 const NAME_PATTERN = '^(?!\\s*$)[^\\u0000\\uD800-\\uDFFF]+$'
 
-/** Name rule (SPEC "Gaps": not shown; decided in README): 1–255 Unicode code points, not blank. */
+/** Name rule (README, "Behaviour where the specification is silent"): 1–255 Unicode code points, not blank. */
 const PetName = Type.String({
   minLength: 1,
   maxLength: 255,
@@ -46,7 +46,7 @@ const CategoryId = Type.Unsafe<Int64Value>({
   description: 'Identifier of the category the animal belongs to (signed 64-bit integer, exact over the whole range).',
 })
 
-/** SPEC NewPet: the createPet request body. Unknown fields are rejected (400). */
+/** NewPet (docs/specification.md, NewPet): the createPet request body. Unknown fields are rejected (400). */
 export const NewPet = Type.Object(
   {
     name: PetName,
@@ -64,7 +64,7 @@ export const NewPet = Type.Object(
 )
 export type NewPet = Static<typeof NewPet>
 
-/** SPEC Pet: the response representation, NewPet plus the service-assigned `id`. */
+/** Pet (docs/specification.md, Pet): the response representation, NewPet plus the service-assigned `id`. */
 export const Pet = Type.Object(
   {
     id: Type.Unsafe<Int64Text>({ ...Int64, description: 'Unique identifier assigned by the service on creation.' }),
@@ -76,16 +76,16 @@ export const Pet = Type.Object(
 )
 export type Pet = Static<typeof Pet>
 
-/** SPEC Pets: a bare JSON array of Pet, ordered by `id` ascending. */
+/** Pets (docs/specification.md, Pets): a bare JSON array of Pet, ordered by `id` ascending. */
 export const Pets = Type.Array(Type.Unsafe<Pet>({ $ref: 'Pet' }), {
   $id: 'Pets',
   description: 'Animals ordered by `id` ascending.',
 })
 
-/** SPEC "Limits": the page size when `limit` is absent. */
+/** The page size when `limit` is absent (docs/specification.md, Limits). */
 export const DEFAULT_PAGE_LIMIT = 20
 
-/** listPets query (SPEC GET /pets), plus the keyset `cursor` (SPEC: pagination "not shown"). */
+/** listPets query (docs/specification.md, listPets and Pagination), with the keyset `cursor`. */
 export const ListPetsQuery = Type.Object(
   {
     limit: Type.Optional(

@@ -1,5 +1,5 @@
-// Bearer authentication (SPEC "Authentication", RFC 6750): required on every operation, checked
-// before any other outcome under /v1, with a WWW-Authenticate challenge on every 401.
+// Bearer authentication (docs/specification.md, Authentication; RFC 6750): required on every
+// operation, checked before any other outcome under /v1, with a WWW-Authenticate challenge on every 401.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { createKey } from '../src/commands/keys.js'

@@ -1,5 +1,5 @@
-// POST /v1/pets (createPet): SPEC "Endpoints", NewPet/Pet, and the README decisions (default status,
-// name rule, unknown fields, int64 exactness, Location).
+// POST /v1/pets (createPet): docs/specification.md (createPet, NewPet, Pet), and the README decisions
+// (default status, name rule, unknown fields, int64 exactness, Location).
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'

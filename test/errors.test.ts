@@ -1,4 +1,4 @@
-// Error responses (SPEC "Errors" and the README's decisions for what the SPEC leaves open): every
+// Error responses (docs/specification.md, Errors, and the README's decisions where it is silent): every
 // failure carries the Error body {code, message, status} as JSON: never HTML, never a stack trace.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'

@@ -6,6 +6,8 @@ export const BODY_LIMIT = 16384
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 export const STATUSES = ['available', 'pending', 'sold'] as const
+/** An id no test creates (ids count up from 1). */
+export const UNUSED_ID = INT64_MAX
 /** Nesting deeper than this may be refused as invalid_json rather than validated (the existing suite allows either). */
 export const DEEP = 1000
 
@@ -361,6 +363,19 @@ export function plainInt64(text: string): bigint | undefined {
   if (!PLAIN_INT.test(text)) return undefined
   const value = BigInt(text)
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined
+}
+
+/** getPet verdict for a path segment as sent: 200/404 for a plain int64 after percent-decoding, else 400 naming petId. */
+export function petIdVerdict(sent: string, known: ReadonlyMap<bigint, unknown>): Expected & { id?: bigint } {
+  let decoded: string | undefined
+  try {
+    decoded = decodeURIComponent(sent)
+  } catch {
+    decoded = undefined
+  }
+  const id = decoded === undefined ? undefined : plainInt64(decoded)
+  if (id === undefined) return { status: 400, codes: ['invalid_request'], fields: new Set(['petId']) }
+  return known.has(id) ? { status: 200, codes: [], id } : { status: 404, codes: ['pet_not_found'], id }
 }
 
 /** The cursor the service issues after the pet with this id (README: opaque; here base64url of the id). */

@@ -1,4 +1,5 @@
-// GET /v1/pets (listPets): SPEC limit/status rules, id order, and the keyset cursor with its Link header.
+// GET /v1/pets (listPets): limit/status rules (docs/specification.md, listPets), id order, and the
+// keyset cursor with its Link header (docs/specification.md, Pagination).
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'

@@ -54,7 +54,7 @@ describe('OpenAPI document', () => {
     assert.doesNotMatch(stdout + stderr, /^\s*\d+:\d+\s+(error|warning)\s/m, 'no lint problem')
   })
 
-  it('lists the three operations of the SPEC under their operationIds, paths relative to /v1', () => {
+  it('lists the three operations of the interface under their operationIds, paths relative to /v1', () => {
     assert.equal(openapi.openapi, '3.1.0')
     assert.equal(openapi.info.version, '1.0.0')
     assert.equal(openapi.paths['/pets'].get.operationId, 'listPets')

@@ -1,5 +1,6 @@
-// Secrets and internals stay inside (House rule 10; OWASP API8): no key, valid or not, ever reaches
-// the log, even at trace level; no error body carries a stack trace, SQL or a driver message.
+// Secrets and internals stay inside (docs/architecture.md, Secrets stay secret; OWASP API8): no key,
+// valid or not, ever reaches the log, even at trace level; no error body carries a stack trace, SQL
+// or a driver message.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { sql } from 'kysely'

@@ -1,4 +1,4 @@
-// RFC 6750 bearer authentication (docs/specification.md, "Authentication") for every route not
+// RFC 6750 bearer authentication (docs/specification.md, Authentication) for every route not
 // marked public, checked in the one onRequest step (request-pipeline.ts), before routing outcomes
 // (404/405), parsing and validation. A key seen since the last reload is answered synchronously.
 import type { FastifyBaseLogger } from 'fastify'

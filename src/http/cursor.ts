@@ -1,4 +1,4 @@
-// The opaque keyset cursor of listPets (SPEC: pagination "not shown"; README "Pagination"): the
+// The opaque keyset cursor of listPets (docs/specification.md, Pagination): the
 // base64url of the last `id` returned, so a page continues strictly after it in `id` order.
 import { type Int64Text, isInt64 } from '../int64.js'
 

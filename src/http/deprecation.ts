@@ -1,10 +1,14 @@
-// Deprecation signalling for getPet (SPEC "Versioning"): RFC 9745 Deprecation, RFC 8594 Sunset and
-// an RFC 8288 successor-version link, on every response of the operation, errors included.
+// Deprecation signalling for getPet (docs/specification.md, Deprecation): RFC 9745 Deprecation,
+// RFC 8594 Sunset and an RFC 8288 successor-version link, on every response of the operation,
+// errors included.
 import { header } from './responses.js'
 
 /** 2026-11-20T00:00:00Z, when interface 1.0.0 marked getPet deprecated, as RFC 9745 `@`-seconds. */
 const DEPRECATED_AT = '@1795132800'
-/** SPEC: removal announced for 5 December 2030. RFC 8594 uses an HTTP-date (RFC 9110 §5.6.7). */
+/**
+ * Removal announced for 5 December 2030 (docs/specification.md, Deprecation). RFC 8594 uses an
+ * HTTP-date (RFC 9110 §5.6.7).
+ */
 export const SUNSET_DATE = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
 /** The three headers for every response of a deprecated route; `successor` is the link target. */

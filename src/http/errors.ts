@@ -1,5 +1,6 @@
 // The error catalog (stable codes → status and message), the Error body schema, ApiError, and the one
-// error handler that writes every error response as SPEC "Errors" says: `{code, message, status}`.
+// error handler that writes every error response as docs/specification.md, Errors says:
+// `{code, message, status}`.
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type Static, Type } from '@sinclair/typebox'
@@ -48,7 +49,7 @@ export const ErrorDetail = Type.Object(
 )
 export type ErrorDetail = Static<typeof ErrorDetail>
 
-/** SPEC Error: the body of every error response; `status` repeats the HTTP status code. */
+/** The Error body of every error response (docs/specification.md, Error); `status` repeats the HTTP status. */
 export const ErrorBody = Type.Object(
   {
     code: Type.Unsafe<ErrorCode>({
@@ -95,7 +96,7 @@ export class ApiError extends Error {
     this.headers = options.headers ?? {}
   }
 
-  /** The SPEC Error body of this error. */
+  /** The Error body of this error (docs/specification.md, Error). */
   toBody(): ErrorBody {
     const body: ErrorBody = { code: this.code, message: this.message, status: this.statusCode }
     if (this.details) body.details = this.details

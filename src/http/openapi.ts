@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { SUNSET_DATE } from './deprecation.js'
 
-/** SPEC "Versioning": the interface description's version. */
+/** The interface version (docs/specification.md, Versioning). */
 export const INTERFACE_VERSION = '1.0.0'
 
 const DESCRIPTION = `Keeps a collection of animals and serves them as JSON.
@@ -16,7 +16,7 @@ set listed in the \`Error\` schema. \`getPet\` is deprecated and will be removed
 /**
  * Registers @fastify/swagger (call before the routes) and GET /v1/openapi.json. `serverUrl` is the
  * base URL ending in `/v1` (PUBLIC_URL, else the relative `/v1`); paths in the document are
- * relative to it, as in the SPEC.
+ * relative to it, as in docs/specification.md, Operations.
  */
 export async function registerOpenApi(app: FastifyInstance, serverUrl: string): Promise<void> {
   await app.register(swagger, {

@@ -1,5 +1,5 @@
-// The three operations of SPEC "Endpoints": listPets, createPet, getPet. Thin handlers: validation
-// and serialization come from the route schemas, data from the PetStore.
+// The three operations of docs/specification.md, Operations: listPets, createPet, getPet. Thin
+// handlers: validation and serialization come from the route schemas, data from the PetStore.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { toBigInt } from '../int64.js'

@@ -31,8 +31,8 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
 }
 
 /**
- * The Error responses for `statuses`, keyed by status, each `$ref: Error` (SPEC "Errors"). Every
- * status must have a code in ERROR_CODES.
+ * The Error responses for `statuses`, keyed by status, each `$ref: Error` (docs/specification.md,
+ * Errors). Every status must have a code in ERROR_CODES.
  */
 export function errorResponses(statuses: number[], extraHeaders: Record<string, Header> = {}): Record<number, object> {
   const responses: Record<number, object> = {}

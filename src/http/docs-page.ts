@@ -7,12 +7,14 @@ import { dirname, join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 
 /** Where the page is served. */
-export const DOCS_PATH = '/docs'
+const DOCS_PATH = '/docs'
 
 // Swagger UI rather than Scalar: its bundle needs no fonts and calls no outside service once the
 // validator badge is off (validatorUrl: null), strikes deprecated operations through, and offers
 // "Authorize" (a bearer key) and "Try it out" out of the box. The standalone preset (a top bar to
-// load other documents) is left out on purpose: this page documents this service only.
+// load other documents) is left out on purpose: this page documents this service only. The key
+// entered stays in the page's memory (persistAuthorization: false keeps it out of localStorage). The
+// document's URL is relative to /docs, like the asset links, so a proxy's path prefix is kept.
 const INITIALIZER = `'use strict'
 window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({

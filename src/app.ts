@@ -90,5 +90,6 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
   await registerOpenApi(app, linkBase)
   await app.register(petRoutes, { pets: store.pets, linkBase })
   await app.register(healthRoutes, { ping: () => store.ping() })
+  await app.register(import('./http/docs-page.js'))
   return app
 }

@@ -1,0 +1,124 @@
+// GET /docs: the interactive API reference (Swagger UI over /v1/openapi.json), served with all of
+// its assets by the service itself, without an API key, so it works offline and behind firewalls.
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+
+/** Where the page is served. */
+const DOCS_PATH = '/docs'
+
+// Swagger UI rather than Scalar: its bundle needs no fonts and calls no outside service once the
+// validator badge is off (validatorUrl: null), strikes deprecated operations through, and offers
+// "Authorize" (a bearer key) and "Try it out" out of the box. The standalone preset (a top bar to
+// load other documents) is left out on purpose: this page documents this service only. The key
+// entered stays in the page's memory (persistAuthorization: false keeps it out of localStorage). The
+// document's URL is relative to /docs, like the asset links, so a proxy's path prefix is kept.
+const INITIALIZER = `'use strict'
+window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: 'v1/openapi.json',
+    dom_id: '#swagger-ui',
+    validatorUrl: null,
+    deepLinking: true,
+    tryItOutEnabled: true,
+    displayRequestDuration: true,
+    persistAuthorization: false,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+  })
+})
+`
+
+/** An asset of the page: its body, content type and a short content hash that busts caches. */
+interface Asset {
+  body: Buffer
+  type: string
+  hash: string
+}
+
+function asset(body: Buffer, type: string): Asset {
+  return { body, type, hash: createHash('sha256').update(body).digest('base64url').slice(0, 12) }
+}
+
+/**
+ * Reads the fixed allow-list of files the page needs (never a path taken from a request): the
+ * Swagger UI bundle, its stylesheet and icon from the swagger-ui-dist package, and the initializer.
+ */
+async function loadAssets(): Promise<Map<string, Asset>> {
+  const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+  const fromDist = async (file: string, type: string): Promise<[string, Asset]> => [
+    file,
+    asset(await readFile(join(dist, file)), type),
+  ]
+  return new Map([
+    await fromDist('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
+    await fromDist('swagger-ui.css', 'text/css; charset=utf-8'),
+    await fromDist('favicon-32x32.png', 'image/png'),
+    ['docs-page.js', asset(Buffer.from(INITIALIZER), 'text/javascript; charset=utf-8')],
+  ])
+}
+
+// Only this origin: scripts and styles from the files above (Swagger UI also sets style
+// attributes, hence 'unsafe-inline' for styles only), images from the stylesheet's data: icons,
+// requests to the service itself (the document and "Try it out").
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/** The page links its assets relative to itself, so it also works under a path prefix of a proxy. */
+function page(assets: Map<string, Asset>): string {
+  const href = (file: string) => `docs/${file}?v=${assets.get(file)?.hash}`
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Animal Store API reference</title>
+    <link rel="stylesheet" href="${href('swagger-ui.css')}">
+    <link rel="icon" type="image/png" href="${href('favicon-32x32.png')}">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="${href('swagger-ui-bundle.js')}"></script>
+    <script src="${href('docs-page.js')}"></script>
+  </body>
+</html>
+`
+}
+
+/**
+ * Registers GET /docs and GET /docs/<asset> for each allow-listed asset: public (no API key),
+ * hidden from the OpenAPI document. The page and assets are read once, at registration. Assets are
+ * cached a year (`immutable`: the page links them with a content hash); the page is revalidated.
+ */
+export default async function docsPage(app: FastifyInstance): Promise<void> {
+  const assets = await loadAssets()
+  const html = page(assets)
+  const options = { config: { public: true }, schema: { hide: true } }
+  app.get(DOCS_PATH, options, async (_request, reply) =>
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache')
+      .send(html),
+  )
+  for (const [file, { body, type }] of assets) {
+    app.get(`${DOCS_PATH}/${file}`, options, async (_request, reply) =>
+      reply
+        .header('content-type', type)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .send(body),
+    )
+  }
+}

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
 import { createKey } from '../src/commands/keys.js'
-import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
+import { type PostgresServer, startPostgres } from './postgres-server.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -174,5 +175,53 @@ describe('TypeScript client retries on 429', () => {
     assert.equal(events.length, 1)
     assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'rate_limited')
     assert.equal(await countNamed(server, 'patient'), 1)
+  })
+})
+
+// A 503 needs the database gone: a PostgreSQL of this test's own, stopped and started again.
+describe('TypeScript client retries on 503', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let postgres: PostgresServer
+  let server: TestServer
+  before(async () => {
+    postgres = await startPostgres()
+    server = await startServer({
+      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
+    })
+  })
+  after(async () => {
+    await server.close()
+    await postgres.destroy()
+  })
+
+  it('retries a create answered 503 while the database is down, with the same Idempotency-Key, adding one pet', async () => {
+    const proxy = recordingProxy(server.origin)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const events: RetryEvent[] = []
+    const client = createClient({
+      baseUrl,
+      apiKey: server.key,
+      onRetry: async (event) => {
+        events.push(event)
+        if (events.length === 1) await postgres.start()
+      },
+    })
+    try {
+      await postgres.stop()
+      const pet = await client.createPet({ name: 'outage', categoryId: 9007199254740993n })
+      assert.equal(pet.categoryId, 9007199254740993n)
+      const statuses = proxy.attempts.map((attempt) => attempt.status)
+      assert.equal(statuses[0], 503)
+      assert.equal(statuses.at(-1), 201)
+      assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'service_unavailable')
+      const keys = new Set(proxy.attempts.map((attempt) => attempt.idempotencyKey))
+      assert.equal(keys.size, 1, 'one key for every attempt of one create')
+      assert.match([...keys][0] ?? '', UUID)
+      assert.equal(await countNamed(server, 'outage'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
   })
 })

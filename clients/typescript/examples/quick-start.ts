@@ -1,0 +1,16 @@
+// The README's example of the TypeScript client; test/client-readme.test.ts runs it against a live server.
+import { AnimalStoreError, createClient } from '@animal-store/client'
+
+const store = createClient({
+  baseUrl: process.env.ANIMAL_STORE_URL ?? 'http://127.0.0.1:8080/v1',
+  apiKey: `${process.env.ANIMAL_STORE_KEY}`,
+})
+const rex = await store.createPet({ name: 'Rex', categoryId: 9007199254740993n }) // one Idempotency-Key, retried safely
+console.log(rex.id, rex.categoryId) // bigints, exact: 1n 9007199254740993n
+for await (const pet of store.pets({ status: 'available', limit: 100 })) console.log(pet.id, pet.name) // every page
+try {
+  await store.listPets({ limit: 101 })
+} catch (error) {
+  if (!(error instanceof AnimalStoreError)) throw error
+  console.log(error.status, error.code, error.details, error.requestId) // 400 invalid_request [ …limit… ] and the X-Request-Id
+}

@@ -1,0 +1,227 @@
+// The TypeScript client's retries, observed for real: a recording node:http proxy on 127.0.0.1 sits
+// between the client and the live server and notes every request that reaches it (method,
+// Idempotency-Key, answer), so the test sees each attempt of one create on the wire.
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { createServer, request as forward, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
+import { createKey } from '../src/commands/keys.js'
+import { call, describeEachDatabase, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
+import { type PostgresServer, startPostgres } from './postgres-server.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+/** One request that reached the proxy, with the status the server answered. */
+interface Attempt {
+  method: string
+  idempotencyKey: string | undefined
+  status: number
+  retryAfter: string | undefined
+}
+
+/** A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port). */
+function recordingProxy(target: string): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
+  const attempts: Attempt[] = []
+  const server = createServer((incoming, outgoing) => {
+    const upstream = forward(
+      new URL(incoming.url ?? '/', target),
+      { method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        const status = answer.statusCode ?? 0
+        const header = incoming.headers['idempotency-key']
+        attempts.push({
+          method: incoming.method ?? '',
+          idempotencyKey: Array.isArray(header) ? header.join(',') : header,
+          status,
+          retryAfter: answer.headers['retry-after'],
+        })
+        outgoing.writeHead(status, answer.headers)
+        answer.pipe(outgoing)
+      },
+    )
+    incoming.pipe(upstream)
+  })
+  return {
+    attempts,
+    server,
+    async listen(port) {
+      server.listen(port, '127.0.0.1')
+      await once(server, 'listening')
+      return (server.address() as AddressInfo).port
+    },
+  }
+}
+
+/** A port nothing listens on right now (taken from the OS, then released). */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const { port } = probe.address() as AddressInfo
+  probe.close()
+  await once(probe, 'close')
+  return port
+}
+
+/** How many stored pets are named `name` (read with a key of its own, outside any quota in use). */
+async function countNamed(server: TestServer, name: string): Promise<number> {
+  const reader = await createKey(server.store.apiKeys, 'reader')
+  const response = await call(server, 'GET', '/v1/pets?limit=100', { key: reader.key })
+  assert.equal(response.status, 200)
+  return response.json.filter((pet: { name: string }) => pet.name === name).length
+}
+
+describeEachDatabase('TypeScript client retries on network errors', (database) => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database })
+  })
+  after(() => server.close())
+
+  it('retries a create refused because nothing listens yet, with the same Idempotency-Key, and adds one pet', async () => {
+    const port = await freePort()
+    const proxy = recordingProxy(server.origin)
+    const events: RetryEvent[] = []
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: server.key,
+      onRetry: async (event) => {
+        events.push(event)
+        if (!proxy.server.listening) await proxy.listen(port)
+      },
+    })
+    try {
+      const pet = await client.createPet({ name: 'late riser', categoryId: 9223372036854775807n })
+      assert.equal(pet.categoryId, 9223372036854775807n)
+      assert.equal(events.length, 1)
+      assert.equal(((events[0] as RetryEvent).error.cause as { code?: string }).code, 'ECONNREFUSED')
+      assert.equal(proxy.attempts.length, 1)
+      assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
+      assert.equal(await countNamed(server, 'late riser'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
+  })
+
+  it('gives up after the configured retries and throws the network error', async () => {
+    const port = await freePort()
+    const events: RetryEvent[] = []
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: server.key,
+      retries: 2,
+      onRetry: (event) => {
+        events.push(event)
+      },
+    })
+    await assert.rejects(client.createPet({ name: 'never', categoryId: 1n }), (error: Error) => {
+      assert.equal((error.cause as { code?: string }).code, 'ECONNREFUSED')
+      return true
+    })
+    assert.deepEqual(
+      events.map((event) => event.retryCount),
+      [1, 2],
+    )
+  })
+})
+
+// The limiter counts in process memory, the same whatever the database, and its window is a real
+// minute: this test waits out one Retry-After (up to 60 s), so it runs once, on SQLite.
+describe('TypeScript client retries on 429', () => {
+  let server: TestServer
+  let proxy: ReturnType<typeof recordingProxy>
+  let baseUrl: string
+  before(async () => {
+    server = await startServer({ rateLimitPerMinute: 1 })
+    proxy = recordingProxy(server.origin)
+    baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'the one request of this minute')
+  })
+  after(async () => {
+    proxy.server.closeAllConnections()
+    proxy.server.close()
+    await server.close()
+  })
+
+  it('throws AnimalStoreError 429 rate_limited when retries are off', async () => {
+    const client = createClient({ baseUrl, apiKey: server.key, retries: 0 })
+    await assert.rejects(client.createPet({ name: 'impatient', categoryId: 1n }), (error: unknown) => {
+      assert.ok(error instanceof AnimalStoreError)
+      assert.equal(error.status, 429)
+      assert.equal(error.code, 'rate_limited')
+      assert.match(error.requestId ?? '', /\S/)
+      return true
+    })
+  })
+
+  it('waits Retry-After seconds, then retries the create with the same Idempotency-Key, adding one pet', async () => {
+    proxy.attempts.length = 0
+    const events: RetryEvent[] = []
+    const client = createClient({ baseUrl, apiKey: server.key, onRetry: (event) => void events.push(event) })
+    const started = Date.now()
+    const pet = await client.createPet({ name: 'patient', categoryId: -9223372036854775808n })
+    const waited = Date.now() - started
+    assert.equal(pet.categoryId, -9223372036854775808n)
+    assert.deepEqual(
+      proxy.attempts.map((attempt) => `${attempt.method} ${attempt.status}`),
+      ['POST 429', 'POST 201'],
+    )
+    const [limited, accepted] = proxy.attempts as [Attempt, Attempt]
+    assert.match(limited.idempotencyKey ?? '', UUID)
+    assert.equal(accepted.idempotencyKey, limited.idempotencyKey, 'one key for every attempt of one create')
+    assert.ok(waited >= (Number(limited.retryAfter) - 1) * 1000, `waited ${waited} ms for Retry-After ${limited.retryAfter}`)
+    assert.equal(events.length, 1)
+    assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'rate_limited')
+    assert.equal(await countNamed(server, 'patient'), 1)
+  })
+})
+
+// A 503 needs the database gone: a PostgreSQL of this test's own, stopped and started again.
+describe('TypeScript client retries on 503', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let postgres: PostgresServer
+  let server: TestServer
+  before(async () => {
+    postgres = await startPostgres()
+    server = await startServer({
+      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
+    })
+  })
+  after(async () => {
+    await server.close()
+    await postgres.destroy()
+  })
+
+  it('retries a create answered 503 while the database is down, with the same Idempotency-Key, adding one pet', async () => {
+    const proxy = recordingProxy(server.origin)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const events: RetryEvent[] = []
+    const client = createClient({
+      baseUrl,
+      apiKey: server.key,
+      onRetry: async (event) => {
+        events.push(event)
+        if (events.length === 1) await postgres.start()
+      },
+    })
+    try {
+      await postgres.stop()
+      const pet = await client.createPet({ name: 'outage', categoryId: 9007199254740993n })
+      assert.equal(pet.categoryId, 9007199254740993n)
+      const statuses = proxy.attempts.map((attempt) => attempt.status)
+      assert.equal(statuses[0], 503)
+      assert.equal(statuses.at(-1), 201)
+      assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'service_unavailable')
+      const keys = new Set(proxy.attempts.map((attempt) => attempt.idempotencyKey))
+      assert.equal(keys.size, 1, 'one key for every attempt of one create')
+      assert.match([...keys][0] ?? '', UUID)
+      assert.equal(await countNamed(server, 'outage'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
+  })
+})

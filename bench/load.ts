@@ -38,8 +38,9 @@ export function detectGenerators(dir: string, autocannonScript: string, forceAut
   }
 }
 
-/** CPU of the servers under test, and of the load generator, when pinned. */
+/** The CPU the servers under test run on, when pinned. */
 export const SERVER_CPU = 0
+/** The CPU the load generator runs on, when pinned. */
 export const GENERATOR_CPU = 1
 
 /** `taskset -c CPU` when pinned, else nothing: the prefix that starts a process on `cpu`. */

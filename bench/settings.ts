@@ -3,8 +3,11 @@ import { integerSetting } from './report.js'
 
 /** The scenario letters, (a) to (g). */
 export const SCENARIO_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const
+/** One scenario letter. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number]
+/** The databases the bench runs on, in run order. */
 export const DATABASES = ['sqlite', 'postgres'] as const
+/** One database. */
 export type Database = (typeof DATABASES)[number]
 
 /** Bench settings; each names its variable. */

@@ -5,8 +5,9 @@ import { integerSetting } from './report.js'
 export const API_KEY = 'soak-api-key-0123456789-abcdefghijklmnopqrstuvwxyz'
 /** A well-formed key the service does not accept. */
 export const WRONG_KEY = 'soak-wrong-key-0123456789-abcdefghijklmnopqrstuvw'
-/** Pets created before the load, and how many at a time. */
+/** Pets created before the load. */
 export const SEED_PETS = 500
+/** How many seeding requests are in flight at once. */
 export const SEED_CONCURRENCY = 8
 /** Per-request timeout of the load generator, in seconds (the service's requestTimeout is 10 s too). */
 export const REQUEST_TIMEOUT_S = 10

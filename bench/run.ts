@@ -1,253 +1,278 @@
-// `npm run bench`: the service (node dist/cli.js serve) against a bare node:http baseline in the same run, on
-// 127.0.0.1; prints per-scenario medians over interleaved rounds, the service/baseline ratio, memory, and the
-// cost of one SQLite commit. Exit code 1 only when the harness fails (a server does not start, a request gets an
-// unexpected status or a socket error); slow numbers never fail it. Settings: see readSettings below.
+// `npm run bench`: the service as users start it (`node dist/cli.js serve`, what `npm start` runs) against a bare
+// node:http baseline and a minimal Fastify app, in the same run, on 127.0.0.1, on SQLite and on PostgreSQL; prints
+// per-scenario medians over alternating rounds, ratios, targets, fixed-rate p99 and peak RSS. Exit code 1 when the
+// harness fails (a server does not start, a response has an unexpected status, a socket error); slow numbers
+// never fail it. Settings: bench/settings.ts; method and targets: docs/benchmarks.md.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import ts from 'typescript'
-import { type CommitLatency, measureCommitLatency } from './commit-latency.js'
-import { type LoadOptions, type Measurement, measure, type Scenario } from './load.js'
-import { type Memory, readMemory, type ServerProcess, startServer } from './processes.js'
+import { measureCommitLatency } from './commit-latency.js'
+import { collectCursorPaths, randomListPath } from './cursors.js'
+import { postgresDatabase, sqliteDatabase } from './databases.js'
+import { printHeader } from './header.js'
+import { launchTargets } from './launch.js'
+import { detectGenerators, type Generators, measure, pinTo, SERVER_CPU } from './load.js'
+import { preflight } from './preflight.js'
+import { killRunning, readMemory, type ServerProcess } from './processes.js'
+import { seededRandom } from './random.js'
+import { commitTable, integer, log, runScript, warn } from './report.js'
 import {
-  commitTable,
-  integer,
-  integerSetting,
-  log,
+  type FixedRateRow,
+  fixedRateTable,
+  label,
   type MemoryRow,
   memoryTable,
   type ResultRow,
+  type Runs,
+  resultRow,
   resultsTable,
-  runScript,
-  warn,
-} from './report.js'
+} from './results.js'
+import { LARGE_PETS, SCENARIOS, type Scenario, type ScenarioContext, SEEDED_PETS, type TargetName } from './scenarios.js'
+import { type Database, readSettings, type Settings } from './settings.js'
 import { median } from './stats.js'
+import { transpileBenchFiles } from './transpile.js'
+import { type Measurement, problems, type Workload } from './workload.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-/** A fixed key passed in API_KEYS (so no key is created at start-up); the baseline compares the header string. */
+/** A fixed key passed in API_KEYS (so no key is created at start-up); the baseline and the apps compare the header. */
 const API_KEY = 'bench-api-key-0123456789-abcdefghijklmnopqrstuvwxyz'
 const AUTHORIZATION = `Bearer ${API_KEY}`
-const NEW_PET = JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' })
-const SEED_PETS = 1000
-const PET_ID = 500
-const MEMORY_SAMPLE_MS = 200
+/** Paths in the mixed workload's pools: first pages, and next pages from `Link` headers. */
+const POOL_SIZE = 200
+/** Single-row commits timed by the SQLite commit probe, per `synchronous` setting. */
 const COMMIT_PROBES = 200
-/** The highest RATE_LIMIT_PER_MINUTE the service accepts. */
-const RATE_LIMIT_PER_MINUTE = 10_000_000
+/** The bench files run as plain JavaScript in their own processes, and the ones they import. */
+const TRANSPILED = ['baseline-server', 'fastify-sqlite-app', 'fastify-pg-app', 'autocannon-run', 'random', 'stats']
 
-const SCENARIOS: Scenario[] = [
-  { name: 'listPets', method: 'GET', path: '/v1/pets?limit=20', authorized: true, expectedStatus: 200 },
-  { name: 'getPet', method: 'GET', path: `/v1/pets/${PET_ID}`, authorized: true, expectedStatus: 200 },
-  { name: 'createPet', method: 'POST', path: '/v1/pets', body: NEW_PET, authorized: true, expectedStatus: 201 },
-  { name: 'unauthorized', method: 'GET', path: '/v1/pets', authorized: false, expectedStatus: 401 },
-]
-/** The one scenario also run against a second service process at LOG_LEVEL=info. */
-const LOGGED_SCENARIO = 'listPets'
+/** Undo steps for everything started and not yet stopped (servers by PID, PostgreSQL, the temp dir), newest last. */
+const cleanups: (() => Promise<void> | void)[] = []
+let cleaning: Promise<void> | undefined
 
-/** Bench settings from the environment, each a bounded integer. */
-interface Settings {
-  /** BENCH_DURATION_S (default 5, 1–60): seconds per measured run. */
-  durationS: number
-  /** BENCH_CONNECTIONS (default 32, 1–256): concurrent keep-alive connections. */
-  connections: number
-  /** BENCH_ROUNDS (default 3, 1–9): measured runs per scenario and target; medians are over these. */
-  rounds: number
-  /** BENCH_WARMUP_S (default 3, 0–30): an unrecorded run per scenario and target before the first round (JIT). */
-  warmupS: number
-  /** BENCH_SKIP_BUILD=1: use dist/ as it is instead of running `tsc -p .` first. */
-  skipBuild: boolean
+/** Runs every pending undo step, newest first, once, even when a signal and the normal end both ask for it. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    killRunning()
+    await runCleanups(0)
+  })()
+  return cleaning
 }
 
-function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const int = (name: string, fallback: number, min: number, max: number) => integerSetting(env, name, fallback, min, max)
-  return {
-    durationS: int('BENCH_DURATION_S', 5, 1, 60),
-    connections: int('BENCH_CONNECTIONS', 32, 1, 256),
-    rounds: int('BENCH_ROUNDS', 3, 1, 9),
-    warmupS: int('BENCH_WARMUP_S', 3, 0, 30),
-    skipBuild: env.BENCH_SKIP_BUILD === '1',
+/** Runs and removes the undo steps registered from index `from` on, newest first; failures are only reported. */
+async function runCleanups(from: number): Promise<void> {
+  while (cleanups.length > from) {
+    try {
+      await cleanups.pop()?.()
+    } catch (error) {
+      warn(`clean-up: ${error instanceof Error ? error.message : String(error)}`)
+    }
   }
 }
-
-type TargetName = 'service' | 'service-info' | 'baseline'
-
-const started = new Map<TargetName, ServerProcess>()
 
 async function main(): Promise<void> {
   const startedAt = Date.now()
   const settings = readSettings(process.env)
-  const cpu = cpus()
-  log(`# Animal Store bench, ${new Date().toISOString()}`)
-  log(`node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? '?'}, load average ${loadavg()[0]?.toFixed(2)}`)
-  log(
-    `commit ${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src') ? ' with uncommitted changes in src/' : ''}`,
-  )
-  log(
-    `${settings.rounds} rounds × ${settings.durationS} s, ${settings.connections} connections, warm-up ${settings.warmupS} s; ` +
-      'the load generator runs in this process, on the same cores as the servers',
-  )
-
+  const tmp = mkdtempSync(join(tmpdir(), 'animal-store-bench-'))
+  cleanups.push(() => rmSync(tmp, { recursive: true, force: true }))
+  cleanups.push(transpileBenchFiles(ROOT, tmp, TRANSPILED))
+  const generators = detectGenerators(tmp, join(tmp, 'autocannon-run.js'), settings.forceAutocannon)
+  printHeader(ROOT, settings, generators)
   if (!settings.skipBuild) build()
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build`.')
-  const tmp = mkdtempSync(join(tmpdir(), 'animal-store-bench-'))
+  let failed = false
   try {
-    await run(settings, tmp)
+    for (const database of settings.databases) {
+      const scenarios = SCENARIOS.filter((each) => settings.scenarios.includes(each.id) && each.on[database])
+      if (scenarios.length === 0) continue
+      failed = (await benchDatabase(database, scenarios, settings, generators, tmp)) || failed
+    }
   } finally {
-    await stopAll()
-    rmSync(tmp, { recursive: true, force: true })
+    await cleanUp()
   }
   log(`\nTotal bench time: ${((Date.now() - startedAt) / 1000).toFixed(0)} s; load average now ${loadavg()[0]?.toFixed(2)}`)
+  if (failed) {
+    warn('some requests got an unexpected status or a socket error: the figures above do not measure what they claim')
+    process.exitCode = 1
+  }
 }
 
-async function run(settings: Settings, tmp: string): Promise<void> {
-  const databasePath = join(tmp, 'bench.db')
-  const baselineScript = transpileBaseline(tmp)
-  // The shipped defaults except: one process (WORKERS=1, so PID is the server), and a rate limit that is checked on
-  // every request but that one key at bench rates never reaches (the default, 1,000/s per key, would answer 429).
-  const serviceEnv = (logLevel: string) => ({
-    ...process.env,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: logLevel,
-    DATABASE_URL: `sqlite:${databasePath}`,
-    API_KEYS: API_KEY,
-    PUBLIC_URL: '',
-    WORKERS: '1',
-    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
-    METRICS_ENABLED: 'true',
-  })
-  const afterReady = new Map<TargetName, Memory | undefined>()
-  const launch = async (name: TargetName, args: string[], env: NodeJS.ProcessEnv) => {
-    const server = await startServer(name, args, { cwd: ROOT, env, stdoutFile: join(tmp, `${name}.out`) })
-    started.set(name, server)
-    afterReady.set(name, readMemory(server.pid))
-    log(`${name}: pid ${server.pid}, ${server.origin}`)
-  }
-  // The two service processes share one SQLite file (WAL); only one of them is under load at any time.
-  await launch('service', ['dist/cli.js', 'serve'], serviceEnv('warn'))
-  await launch('service-info', ['dist/cli.js', 'serve'], serviceEnv('info'))
-  const baselineEnv = {
-    ...process.env,
-    BASELINE_AUTHORIZATION: AUTHORIZATION,
-    BASELINE_NEW_PET: NEW_PET,
-    BASELINE_LIST_SIZE: '20',
-  }
-  await launch('baseline', [baselineScript], baselineEnv)
-
-  const peaks = new Map<TargetName, number>()
-  const sampler = setInterval(() => {
-    for (const [name, server] of started) {
-      const rss = readMemory(server.pid)?.rssKiB ?? 0
-      peaks.set(name, Math.max(peaks.get(name) ?? 0, rss))
-    }
-  }, MEMORY_SAMPLE_MS)
-
+/** Runs the scenarios of one database; resolves to true when any response had an unexpected status. */
+async function benchDatabase(
+  database: Database,
+  scenarios: Scenario[],
+  settings: Settings,
+  generators: Generators,
+  tmp: string,
+): Promise<boolean> {
+  log(`\n## ${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}\n`)
+  const mark = cleanups.length
   try {
-    const service = target('service')
-    const seedStart = Date.now()
-    const createPet = scenario('createPet')
-    const seed = await measure(createPet, { ...loadOf(service, settings), connections: 8, amount: SEED_PETS })
-    assertClean(`seeding ${SEED_PETS} pets`, seed)
-    if (seed.completed !== SEED_PETS) throw new Error(`seeding: ${seed.completed} of ${SEED_PETS} pets created`)
-    log(`seeded ${SEED_PETS} pets through POST /v1/pets in ${Date.now() - seedStart} ms (${integer(seed.reqPerSec)} req/s)`)
-    await preflight()
-
-    const targetsOf = (name: string): TargetName[] =>
-      name === LOGGED_SCENARIO ? ['service', 'service-info', 'baseline'] : ['service', 'baseline']
-    if (settings.warmupS > 0) {
-      for (const each of SCENARIOS) {
-        for (const name of targetsOf(each.name)) {
-          const result = await measure(each, { ...loadOf(target(name), settings), durationS: settings.warmupS })
-          if (problems(result)) warn(`warm-up ${each.name} on ${name}: ${problems(result)}`)
-        }
-      }
-      log(`warm-up done (${settings.warmupS} s per scenario and target, not recorded)`)
-    }
-
-    const runs = new Map<string, Measurement[]>()
-    for (let round = 0; round < settings.rounds; round++) {
-      for (const each of SCENARIOS) {
-        const names = rotate(targetsOf(each.name), round)
-        for (const name of names) {
-          const result = await measure(each, loadOf(target(name), settings))
-          const key = `${each.name}/${name}`
-          runs.set(key, [...(runs.get(key) ?? []), result])
-          log(`round ${round + 1}/${settings.rounds} ${each.name.padEnd(12)} ${name.padEnd(12)} ${describe(result)}`)
-          if (problems(result)) warn(`${each.name} on ${name}: ${problems(result)} (expected only ${each.expectedStatus})`)
-        }
-      }
-      log(`  service RSS after round ${round + 1}: ${mib(readMemory(service.pid)?.rssKiB)} MiB`)
-    }
-
-    const afterLoad = new Map<TargetName, Memory | undefined>()
-    for (const [name, server] of started) afterLoad.set(name, readMemory(server.pid))
-    clearInterval(sampler)
-    const serviceInfoLog = target('service-info').stdoutFile
-    const serviceLog = target('service').stdoutFile
-    await stopAll()
-
-    const commits: CommitLatency[] = [
-      measureCommitLatency(databasePath, 'FULL', COMMIT_PROBES),
-      measureCommitLatency(databasePath, 'NORMAL', COMMIT_PROBES),
-    ]
-
-    const rows = SCENARIOS.map((each) => resultRow(each.name, 'service', runs))
-    rows.push({ ...resultRow(LOGGED_SCENARIO, 'service-info', runs), scenario: `${LOGGED_SCENARIO} at LOG_LEVEL=info` })
-    const memoryRows: MemoryRow[] = (['service', 'service-info', 'baseline'] as const).map((name) => ({
-      process: name === 'service' ? 'service (LOG_LEVEL=warn)' : name === 'service-info' ? 'service (LOG_LEVEL=info)' : name,
-      afterReady: afterReady.get(name),
-      afterLoad: afterLoad.get(name),
-      sampledPeakKiB: peaks.get(name) ?? Number.NaN,
-    }))
-
-    const infoRuns = runs.get(`${LOGGED_SCENARIO}/service-info`) ?? []
-    const warnRuns = runs.get(`${LOGGED_SCENARIO}/service`) ?? []
-    const loggingRatio = median(infoRuns.map((info, index) => info.reqPerSec / (warnRuns[index]?.reqPerSec ?? Number.NaN)))
-    log(`\n## Results (medians of ${settings.rounds} rounds; ratio = median of per-round service/baseline req/s)\n`)
-    log(resultsTable(rows))
-    log(
-      `\nLogging cost (${LOGGED_SCENARIO}): LOG_LEVEL=info / LOG_LEVEL=warn req/s = ${loggingRatio.toFixed(2)}; ` +
-        `request log lines written at info: ${countLines(serviceInfoLog, '"msg":"request"')}, ` +
-        `log lines written at warn: ${countLines(serviceLog, '{')}`,
-    )
-    log('\n## Memory (service RSS from /proc/PID/status)\n')
-    log(memoryTable(memoryRows))
-    log(`\n## One createPet commit outside HTTP (${COMMIT_PROBES} single-row inserts, same database file)\n`)
-    log(commitTable(commits))
-    if (rows.some((row) => row.problems)) {
-      warn('some requests got an unexpected status or a socket error: the figures above do not measure what they claim')
-      process.exitCode = 1
-    }
+    return await benchStarted(database, scenarios, settings, generators, tmp)
   } finally {
-    clearInterval(sampler)
+    if (!cleaning) await runCleanups(mark)
+  }
+}
+
+/** benchDatabase's work; what it starts is registered in `cleanups` and stopped by its caller. */
+async function benchStarted(
+  database: Database,
+  scenarios: Scenario[],
+  settings: Settings,
+  generators: Generators,
+  tmp: string,
+): Promise<boolean> {
+  const setupStart = Date.now()
+  const needed = new Set(scenarios.flatMap((each) => each.on[database]?.targets ?? []))
+  const servers = new Map<TargetName, ServerProcess>()
+  const stopServers = async () => {
+    const list = [...servers.values()]
+    servers.clear()
+    await Promise.all(list.map((server) => server.stop()))
+  }
+  cleanups.push(stopServers)
+  let databaseUrl: string
+  let largeUrl: string | undefined
+  let sqlitePath: string | undefined
+  if (database === 'sqlite') {
+    sqlitePath = join(tmp, 'sqlite-10k.db')
+    databaseUrl = await sqliteDatabase(ROOT, sqlitePath, SEEDED_PETS)
+    if (needed.has('service-1m')) largeUrl = await sqliteDatabase(ROOT, join(tmp, 'sqlite-1m.db'), LARGE_PETS)
+  } else {
+    const postgres = await postgresDatabase(ROOT, SEEDED_PETS)
+    cleanups.push(() => postgres.server.destroy())
+    databaseUrl = postgres.url
+  }
+  log(
+    `seeded ${integer(SEEDED_PETS)} pets${largeUrl ? ` (and ${integer(LARGE_PETS)} in a second file for (f))` : ''} ` +
+      `straight through the driver in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`,
+  )
+
+  const afterReady = new Map<TargetName, number>()
+  await launchTargets(servers, afterReady, {
+    root: ROOT,
+    tmp,
+    database,
+    needed,
+    prefix: pinTo(generators, SERVER_CPU),
+    databaseUrl,
+    largeUrl,
+    sqlitePath,
+    apiKey: API_KEY,
+  })
+  const server = (name: TargetName) => {
+    const found = servers.get(name)
+    if (!found) throw new Error(`${name} is not running`)
+    return found
   }
 
-  /** One request per scenario and target: checks the status and compares body sizes. */
-  async function preflight(): Promise<void> {
-    const sizes: string[] = []
-    for (const each of SCENARIOS) {
-      const bytes: string[] = []
-      for (const name of ['service', 'baseline'] as const) {
-        const response = await fetch(target(name).origin + each.path, {
-          method: each.method,
-          headers: {
-            ...(each.authorized && { authorization: AUTHORIZATION }),
-            ...(each.body !== undefined && { 'content-type': 'application/json' }),
-          },
-          ...(each.body !== undefined && { body: each.body }),
-        })
-        const length = (await response.arrayBuffer()).byteLength
-        if (response.status !== each.expectedStatus) {
-          throw new Error(`${each.name} on ${name}: status ${response.status}, expected ${each.expectedStatus}`)
-        }
-        bytes.push(`${name} ${length} B`)
-      }
-      sizes.push(`${each.name}: ${bytes.join(' / ')}`)
-    }
-    log(`response bodies: ${sizes.join('; ')}`)
+  const random = seededRandom(7)
+  const context: ScenarioContext = {
+    seededPets: SEEDED_PETS,
+    listPaths: Array.from({ length: POOL_SIZE }, () => randomListPath(random)),
+    cursorPaths: scenarios.some((each) => each.id === 'g')
+      ? await collectCursorPaths(server('service').origin, AUTHORIZATION, POOL_SIZE, random)
+      : [],
   }
+  const workloads = new Map(scenarios.map((each) => [each.id, each.workload(context)]))
+  const workload = (scenario: Scenario) => workloads.get(scenario.id) as Workload
+  const targets = (scenario: Scenario) => scenario.on[database]?.targets ?? []
+
+  await preflight(
+    scenarios.flatMap((each) => targets(each).map((name) => ({ scenario: each, target: server(name) }))),
+    workload,
+    AUTHORIZATION,
+  )
+  const load = (origin: string, durationS: number) => ({
+    origin,
+    authorization: AUTHORIZATION,
+    connections: settings.connections,
+    durationS,
+  })
+  let failed = false
+  // A warm-up run with no response at all (a stall on a busy machine) is reported but is no harness failure.
+  const check = (what: string, scenario: Scenario, result: Measurement, warmup = false) => {
+    const trouble = problems(workload(scenario), result)
+    if (trouble) {
+      warn(`${what}: ${trouble}`)
+      failed ||= !(warmup && result.completed === 0 && result.errors === 0)
+    }
+  }
+
+  if (settings.warmupS > 0) {
+    for (const scenario of scenarios) {
+      for (const name of targets(scenario)) {
+        const result = await measure(generators, workload(scenario), load(server(name).origin, settings.warmupS))
+        check(`warm-up (${scenario.id}) on ${label(name)}`, scenario, result, true)
+      }
+    }
+    log(`warm-up done (${settings.warmupS} s per scenario and target, discarded)`)
+  }
+
+  const runs: Runs = new Map()
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const scenario of scenarios) {
+      for (const name of rotate(targets(scenario), round)) {
+        const result = await measure(generators, workload(scenario), load(server(name).origin, settings.durationS))
+        const key = `${scenario.id}/${name}`
+        runs.set(key, [...(runs.get(key) ?? []), result])
+        log(
+          `round ${round + 1}/${settings.rounds} (${scenario.id}) ${label(name).padEnd(20)} ${integer(result.reqPerSec).padStart(6)} req/s  ` +
+            `p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  statuses ${statusList(result.statuses)}`,
+        )
+        check(`(${scenario.id}) on ${label(name)}`, scenario, result)
+      }
+    }
+  }
+
+  const fixedRows: FixedRateRow[] = []
+  for (const scenario of scenarios.filter((each) => each.fixedRate)) {
+    const saturated = median((runs.get(`${scenario.id}/service`) ?? []).map((each) => each.reqPerSec))
+    const rate = Math.max(1, Math.round(saturated / 2))
+    const measured = await measure(generators, workload(scenario), {
+      ...load(server('service').origin, settings.durationS),
+      overallRate: rate,
+    })
+    check(`fixed-rate (${scenario.id})`, scenario, measured)
+    fixedRows.push({
+      scenario: `(${scenario.id}) ${scenario.title}`,
+      offeredPerSec: rate,
+      measured,
+      problems: problems(workload(scenario), measured),
+    })
+    log(`fixed rate (${scenario.id}) ${integer(rate)} req/s offered: p99 ${measured.p99Ms.toFixed(2)} ms (${measured.generator})`)
+  }
+
+  const memoryRows: MemoryRow[] = [...servers].map(([name, each]) => ({
+    process: label(name),
+    afterReadyKiB: afterReady.get(name) ?? Number.NaN,
+    peakKiB: readMemory(each.pid)?.hwmKiB ?? Number.NaN,
+    judged: name === 'service',
+  }))
+  const serviceLog = server('service').stdoutFile
+  await stopServers()
+  log(`service log: ${countLines(serviceLog)} lines at the default LOG_LEVEL (info), written to a file`)
+
+  const rows: ResultRow[] = scenarios.map((each) => resultRow(each, database, workload(each), runs))
+  const name = database === 'sqlite' ? 'SQLite' : 'PostgreSQL'
+  log(`\n### Results, ${name} (medians of ${settings.rounds} rounds; ratios: median of per-round ratios)\n`)
+  log(resultsTable(rows))
+  if (fixedRows.length > 0) {
+    log(`\n### p99 at a fixed rate of half the service's saturated throughput, ${name} (autocannon overallRate)\n`)
+    log(fixedRateTable(fixedRows))
+  }
+  log(`\n### Memory, ${name} (/proc/PID/status)\n`)
+  log(memoryTable(memoryRows))
+  if (sqlitePath) {
+    log(`\n### One createPet commit outside HTTP (${COMMIT_PROBES} single-row inserts, the 10k database file)\n`)
+    log(
+      commitTable([
+        measureCommitLatency(sqlitePath, 'FULL', COMMIT_PROBES),
+        measureCommitLatency(sqlitePath, 'NORMAL', COMMIT_PROBES),
+      ]),
+    )
+  }
+  return failed || rows.some((row) => row.problems)
 }
 
 /** Builds dist/ with the project's own compiler (`tsc -p .`), bounded to 3 minutes. */
@@ -261,73 +286,10 @@ function build(): void {
   if (result.status !== 0) throw new Error(`tsc -p . failed (status ${result.status}, ${result.error ?? 'see above'})`)
 }
 
-/** Output of `git ARGS` in the project, trimmed; '?' when git fails. */
-function git(...args: string[]): string {
-  const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8', timeout: 10_000 })
-  return result.status === 0 ? result.stdout.trim() : '?'
-}
-
-/** Writes bench/baseline-server.ts as plain JavaScript to `dir`, so the baseline runs on bare node (no loader). */
-function transpileBaseline(dir: string): string {
-  const source = readFileSync(join(ROOT, 'bench/baseline-server.ts'), 'utf8')
-  const { outputText } = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  })
-  const path = join(dir, 'baseline-server.mjs')
-  writeFileSync(path, outputText)
-  return path
-}
-
-function target(name: TargetName): ServerProcess {
-  const server = started.get(name)
-  if (!server) throw new Error(`${name} is not running`)
-  return server
-}
-
-function scenario(name: string): Scenario {
-  const found = SCENARIOS.find((each) => each.name === name)
-  if (!found) throw new Error(`no scenario ${name}`)
-  return found
-}
-
-function loadOf(server: ServerProcess, settings: Settings): LoadOptions {
-  return { origin: server.origin, authorization: AUTHORIZATION, connections: settings.connections, durationS: settings.durationS }
-}
-
-function resultRow(name: string, serviceName: TargetName, runs: Map<string, Measurement[]>): ResultRow {
-  const service = runs.get(`${name}/${serviceName}`) ?? []
-  const baseline = runs.get(`${name}/baseline`) ?? []
-  const figures = (list: Measurement[]) => ({
-    reqPerSec: median(list.map((each) => each.reqPerSec)),
-    p50Ms: median(list.map((each) => each.p50Ms)),
-    p99Ms: median(list.map((each) => each.p99Ms)),
-  })
-  const trouble = [
-    ...service.map((each) => problems(each) && `${serviceName} ${problems(each)}`),
-    ...baseline.map((each) => problems(each) && `baseline ${problems(each)}`),
-  ].filter(Boolean)
-  return {
-    scenario: name,
-    service: figures(service),
-    baseline: figures(baseline),
-    ratio: median(service.map((each, round) => each.reqPerSec / (baseline[round]?.reqPerSec ?? Number.NaN))),
-    problems: trouble.join('; '),
-  }
-}
-
-/** `500×3, 2 socket errors`, or '' when every response had the expected status. */
-function problems(result: Measurement): string {
-  const parts = Object.entries(result.unexpected).map(([status, count]) => `${status}×${count}`)
-  if (result.errors > 0) parts.push(`${result.errors} socket errors/timeouts`)
-  return parts.join(', ')
-}
-
-function assertClean(what: string, result: Measurement): void {
-  if (problems(result)) throw new Error(`${what}: ${problems(result)}`)
-}
-
-function describe(result: Measurement): string {
-  return `${integer(result.reqPerSec).padStart(6)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms`
+function statusList(statuses: Record<string, number>): string {
+  return Object.entries(statuses)
+    .map(([status, count]) => `${status}×${count}`)
+    .join(' ')
 }
 
 function rotate<T>(items: T[], by: number): T[] {
@@ -335,20 +297,8 @@ function rotate<T>(items: T[], by: number): T[] {
   return [...items.slice(shift), ...items.slice(0, shift)]
 }
 
-function countLines(path: string, containing: string): number {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.includes(containing)).length
+function countLines(path: string): number {
+  return readFileSync(path, 'utf8').split('\n').length - 1
 }
 
-function mib(kib: number | undefined): string {
-  return kib === undefined ? '?' : (kib / 1024).toFixed(1)
-}
-
-async function stopAll(): Promise<void> {
-  const servers = [...started.values()]
-  started.clear()
-  await Promise.all(servers.map((server) => server.stop()))
-}
-
-runScript('bench', main, stopAll)
+runScript('bench', main, cleanUp)

@@ -1,0 +1,13 @@
+// A small seeded PRNG for the bench, so request mixes and cursor pools repeat from run to run.
+
+/** mulberry32: a fast 32-bit generator; returns a function giving numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}

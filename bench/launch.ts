@@ -1,5 +1,6 @@
 // Starting the processes one database's scenarios run against: the service (as `npm start` runs it), the service on
 // the large database, the node:http baseline and the minimal Fastify app, each pinned by `prefix`.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { allowedCpus, readMemory, type ServerProcess, startServer } from './processes.js'
 import { log } from './report.js'
@@ -53,7 +54,7 @@ export async function launchTargets(
     const command = `node ${args.map((arg) => arg.replace(tmp, '$TMP')).join(' ')}`
     log(`${label(name)}: \`${command}\`, pid ${server.pid}, CPUs ${allowedCpus(server.pid)}`)
   }
-  // The service as `npm start` runs it: `node dist/cli.js serve` with the project's node, shipped defaults
+  // The service as `npm start` runs it (its node arguments read from package.json), with the project's node, shipped defaults
   // (LOG_LEVEL info, logs to a file; metrics on; one process, so the PID is the server), a fixed key, and the
   // highest rate limit, which is still checked on every request but never reached.
   const serviceEnv = (url: string) => ({
@@ -64,8 +65,9 @@ export async function launchTargets(
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
   })
   const authorization = `Bearer ${options.apiKey}`
-  if (options.needed.has('service')) await launch('service', ['dist/cli.js', 'serve'], serviceEnv(options.databaseUrl))
-  if (options.largeUrl) await launch('service-1m', ['dist/cli.js', 'serve'], serviceEnv(options.largeUrl))
+  const start = npmStartArgs()
+  if (options.needed.has('service')) await launch('service', start, serviceEnv(options.databaseUrl))
+  if (options.largeUrl) await launch('service-1m', start, serviceEnv(options.largeUrl))
   if (options.needed.has('baseline')) {
     await launch('baseline', [join(tmp, 'baseline-server.js')], {
       BASELINE_AUTHORIZATION: authorization,
@@ -80,4 +82,12 @@ export async function launchTargets(
       REFERENCE_AUTHORIZATION: authorization,
     })
   }
+}
+
+/** The arguments `npm start` passes to node (package.json `scripts.start`, `node ARGS…`), so the bench starts exactly that. */
+function npmStartArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  const [node, ...args] = pkg.scripts.start.split(/\s+/)
+  if (node !== 'node') throw new Error(`npm start is not \`node …\`: ${pkg.scripts.start}`)
+  return args
 }

@@ -80,6 +80,7 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
   installRequestPipeline(app, {
     keys,
     limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
+    limitAuthFailures: undefined,
     notFound: installNotFoundHandler(app),
     metrics: metrics && createRequestMetrics(metrics.registry),
     logger,

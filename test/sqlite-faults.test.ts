@@ -1,12 +1,12 @@
-// SQLite storage faults under a running server: a full disk and a read-only database give
+// SQLite storage faults under a running server: a full disk and a write lock held elsewhere give
 // 503 service_unavailable (reads keep working where they can), no crash, and recovery without a
-// restart once space or write access returns. The disk is a real, tiny tmpfs mounted for the test.
+// restart once space or the write lock returns. The disk is a real, tiny tmpfs mounted for the test.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { sql } from 'kysely'
+import BetterSqlite3 from 'better-sqlite3'
 import { call, startServer, type TestServer, tempDir } from './helpers.js'
 
 const DISK_BYTES = 4 * 1024 * 1024
@@ -54,23 +54,25 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     )
   })
 
-  // Root ignores file modes and Linux refuses to remount a file system read-only while the database
-  // is open for writing, so the server's own connection is switched to SQLite's read-only mode: the
-  // same SQLITE_READONLY error a read-only file gives.
-  it('answers 503 while the database is read-only, and recovers when it is writable again', async () => {
-    await sql`pragma query_only = 1`.execute(server.store.db)
+  // Another process holding the write lock past the 5 s busy timeout (a backup, a long `copy`, an
+  // operator's sqlite3 shell): creates get SQLITE_BUSY on the writer thread, answered 503, while reads
+  // go on; once the lock is released, creates succeed again without a restart.
+  it('answers 503 while another process holds the write lock, keeps serving reads, and recovers', async () => {
+    const holder = new BetterSqlite3(join(mountPoint, 'pets.db'))
+    holder.exec('begin exclusive')
     try {
-      const refused = await create('read-only')
+      const refused = await create('locked out')
       assert.equal(refused.status, 503)
       assert.equal(refused.json.code, 'service_unavailable')
       assert.equal((await call(server, 'GET', '/v1/pets?limit=1')).status, 200, 'reads still work')
       assert.ok(
-        server.logs.some((line) => /SQLITE_READONLY/.test(line)),
+        server.logs.some((line) => /SQLITE_BUSY/.test(line)),
         'the cause is logged',
       )
     } finally {
-      await sql`pragma query_only = 0`.execute(server.store.db)
+      holder.exec('rollback')
+      holder.close()
     }
-    assert.equal((await create('writable again')).status, 201)
+    assert.equal((await create('unlocked again')).status, 201)
   })
 })

@@ -4,10 +4,10 @@
 // authentication, the rate limit and the early 404/405; then the one log line and the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
-import type { ApiError } from './errors.js'
+import { ApiError } from './errors.js'
 import type { RequestMetrics } from './metrics.js'
 import { continueIfExpected, hasUnreadBody, missingHost } from './protocol.js'
-import type { RateLimiter } from './rate-limit.js'
+import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,10 +22,14 @@ declare module 'fastify' {
   }
 }
 
-/** What the pipeline needs. `notFound` is the 404/405 error for a request no route answers. */
+/**
+ * What the pipeline needs. `notFound` is the 404/405 error for a request no route answers; `limit`
+ * counts requests per API key, `limitAuthFailures` failed authentications per client address.
+ */
 export interface PipelineOptions {
   keys: KeyVerifier
   limit: RateLimiter | undefined
+  limitAuthFailures: AuthFailureLimiter | undefined
   notFound: (request: FastifyRequest) => ApiError
   metrics: RequestMetrics | undefined
   logger: FastifyBaseLogger
@@ -37,7 +41,10 @@ export interface PipelineOptions {
  * (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need a key too, and are then
  * answered 404/405 before any body is read.
  */
-export function installRequestPipeline(app: FastifyInstance, { keys, limit, notFound, metrics, logger }: PipelineOptions): void {
+export function installRequestPipeline(
+  app: FastifyInstance,
+  { keys, limit, limitAuthFailures, notFound, metrics, logger }: PipelineOptions,
+): void {
   app.decorateRequest('apiKey', null)
   // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
   // kept-alive socket would otherwise hold the close open until the grace period kills the process.
@@ -55,6 +62,12 @@ export function installRequestPipeline(app: FastifyInstance, { keys, limit, notF
     return refusal
   }
 
+  // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
+  const refuse = (request: FastifyRequest, error: unknown): unknown => {
+    if (!(error instanceof ApiError) || error.statusCode !== 401) return error
+    return limitAuthFailures?.(request.ip) ?? error
+  }
+
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     const { config } = request.routeOptions
@@ -65,10 +78,13 @@ export function installRequestPipeline(app: FastifyInstance, { keys, limit, notF
     try {
       identity = authenticate(request.headers.authorization, keys)
     } catch (error) {
-      return done(error as ApiError)
+      return done(refuse(request, error) as ApiError)
     }
     if (identity instanceof Promise) {
-      identity.then((known) => done(admit(request, reply, known)), done)
+      identity.then(
+        (known) => done(admit(request, reply, known)),
+        (error: unknown) => done(refuse(request, error) as ApiError),
+      )
     } else {
       done(admit(request, reply, identity))
     }

@@ -1,14 +1,13 @@
 // The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
 // Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import * as apiKeys from './api-keys.js'
 import { migrateToLatest } from './migrate.js'
 import type { PetStore } from './pets.js'
 import { postgresPetStore } from './postgres-pets.js'
+import { openSqlite } from './sqlite-connection.js'
 import { sqlitePetStore } from './sqlite-pets.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
@@ -62,7 +61,7 @@ export interface Store {
  * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
-  const { dialect, pool, pets } = connect(config, onPoolError)
+  const { dialect, pool, pets, closePets } = connect(config, onPoolError)
   const db = new Kysely<Database>({ dialect })
   return {
     dialect: config.dialect,
@@ -83,7 +82,10 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
     ping: guard(async () => {
       await sql`select 1`.execute(db)
     }),
-    close: () => db.destroy(),
+    close: async () => {
+      await closePets?.()
+      await db.destroy()
+    },
     poolStats: () =>
       pool
         ? { total: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
@@ -106,26 +108,14 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
 function connect(
   config: DatabaseConfig,
   onPoolError: (error: Error) => void,
-): { dialect: Dialect; pool?: pg.Pool; pets: PetStore } {
+): { dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void> } {
   if (config.dialect === 'sqlite') {
     const database = openSqlite(config.path)
-    return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets: sqlitePetStore(database) }
+    const pets = sqlitePetStore(database, config.path)
+    return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
   const pool = postgresPool(config, onPoolError)
   return { dialect: new PostgresDialect({ pool }), pool, pets: postgresPetStore(pool) }
-}
-
-function openSqlite(path: string): BetterSqlite3.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const database = new BetterSqlite3(path)
-  database.pragma('journal_mode = WAL')
-  database.pragma('synchronous = FULL')
-  database.pragma('busy_timeout = 5000')
-  // SQLite's own default page cache (2 MiB) instead of better-sqlite3's 16 MiB: the OS page cache
-  // serves the rest, and the process's memory stays flat while the database grows (docs/reliability.md).
-  database.pragma('cache_size = -2000')
-  database.defaultSafeIntegers(true)
-  return database
 }
 
 // Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL

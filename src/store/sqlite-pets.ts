@@ -14,14 +14,17 @@ import {
   type SqlDialect,
   storedPet,
 } from './pets.js'
+import { createSqliteWriter } from './sqlite-writer.js'
 
 const SQLITE: SqlDialect = { int64Text: (column) => `cast(pets.${column} as text)`, parameter: () => '?' }
 
 /**
- * A PetStore over an open better-sqlite3 database (migrated, safe integers on). Resolves or rejects
- * with the driver's error as thrown (store/index.ts classifies it); inserts resolve after their commit.
+ * A PetStore over an open better-sqlite3 database (migrated, safe integers on) at `path`. Reads run
+ * here; inserts run on a writer thread (sqlite-writer.ts), or here for `:memory:`, which a thread
+ * cannot share, and resolve after their commit. Rejects with the driver's error (store/index.ts
+ * classifies it). `close` stops the writer thread.
  */
-export function sqlitePetStore(database: BetterSqlite3.Database): PetStore {
+export function sqlitePetStore(database: BetterSqlite3.Database, path: string): PetStore & { close(): Promise<void> } {
   // Prepared on first use: the store is opened before migrations create the table.
   let prepared: ReturnType<typeof prepare> | undefined
   const statements = () => {
@@ -29,8 +32,10 @@ export function sqlitePetStore(database: BetterSqlite3.Database): PetStore {
     return prepared
   }
   const insertOne = (draft: PetDraft): Pet => statements().insertOne(draft)
+  const writer = path === ':memory:' ? undefined : createSqliteWriter(path)
   return {
-    insertPet: groupCommit((drafts) => statements().insertBatch(drafts), insertOne),
+    insertPet: writer ? writer.insertPet : groupCommit((drafts) => statements().insertBatch(drafts), insertOne),
+    close: async () => writer?.close(),
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
       return statements()

@@ -1,0 +1,32 @@
+// The SQLite writer thread: its own connection to the database file, inserting the pets the main
+// thread sends and group-committing them (group-commit.ts), so that the fsync of a commit blocks
+// this thread, not the event loop that serves reads. Started by sqlite-writer.ts.
+import { parentPort, workerData } from 'node:worker_threads'
+import { groupCommit } from './group-commit.js'
+import type { PetDraft } from './pets.js'
+import { openSqlite } from './sqlite-connection.js'
+import type { WriterReply, WriterRequest } from './sqlite-writer.js'
+
+const port = parentPort
+if (!port) throw new Error('sqlite-writer-thread.ts runs only as a worker thread')
+const database = openSqlite((workerData as { path: string }).path)
+const statement = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
+const insertOne = (draft: PetDraft): string => String(statement.run(draft.name, draft.categoryId, draft.status).lastInsertRowid)
+const insert = groupCommit(
+  database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
+  insertOne,
+)
+
+port.on('message', ({ seq, draft }: WriterRequest) => {
+  insert(draft).then(
+    (id) => port.postMessage({ seq, id } satisfies WriterReply),
+    (error: unknown) => port.postMessage({ seq, error: describe(error) } satisfies WriterReply),
+  )
+})
+
+// What crosses back to the main thread: the message and the driver's code (classified there).
+function describe(error: unknown): { message: string; code: string | undefined } {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+  const code = (error as { driverCode?: string }).driverCode ?? (cause as { code?: string }).code
+  return { message: cause instanceof Error ? cause.message : String(cause), code }
+}

@@ -92,6 +92,42 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   })
 }
 
+/** A database URL for `copy` and where it came from (a flag or a variable), to name it in errors. */
+export interface NamedDatabaseUrl {
+  readonly url: string
+  /** `--from`, `COPY_FROM_URL`, `DATABASE_URL`, `--to` or `COPY_TO_URL`. */
+  readonly name: string
+}
+
+/**
+ * The two databases of `copy`: each flag when given, else the environment, so no password needs to
+ * be on the command line (where `ps` shows it to every local user). The source falls back to
+ * COPY_FROM_URL, then DATABASE_URL, then DEFAULT_DATABASE_URL; the target to COPY_TO_URL.
+ * Throws ConfigError naming COPY_TO_URL when no target is given either way.
+ */
+export function loadCopyUrls(
+  flags: { from?: string | undefined; to?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): { from: NamedDatabaseUrl; to: NamedDatabaseUrl } {
+  const from = firstSet([
+    ['--from', flags.from],
+    ['COPY_FROM_URL', env.COPY_FROM_URL],
+    ['DATABASE_URL', env.DATABASE_URL],
+    ['DATABASE_URL', DEFAULT_DATABASE_URL],
+  ])
+  const to = firstSet([
+    ['--to', flags.to],
+    ['COPY_TO_URL', env.COPY_TO_URL],
+  ])
+  if (!from || !to) throw new ConfigError('COPY_TO_URL', 'is not set and no --to was given: name the database to copy into.')
+  return { from, to }
+}
+
+function firstSet(candidates: Array<[string, string | undefined]>): NamedDatabaseUrl | undefined {
+  const found = candidates.find(([, url]) => url !== undefined && url !== '')
+  return found && { name: found[0], url: found[1] as string }
+}
+
 function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback
   if (/^(true|1|yes|on)$/i.test(value)) return true

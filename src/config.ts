@@ -1,7 +1,9 @@
 // Configuration: the only reader of the environment. Every variable is validated once at start-up,
 // defaulted as the README's configuration table says, and frozen; a bad value names the variable.
+import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
+import { isStrongEnough, MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
 import type { DatabaseConfig } from './store/index.js'
 
 /** pino levels accepted by LOG_LEVEL. */
@@ -68,7 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, 1000),
     statementTimeoutMs: parseInteger(env.DATABASE_STATEMENT_TIMEOUT_MS, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1, 600_000),
   }
-  const database = parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd, pool)
+  const database = parseDatabaseUrl(secretVariable(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL, cwd, pool)
   const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64)
   if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
     throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
@@ -77,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     port: parsePort(env.PORT),
     host: parseHost(env.HOST),
     database: Object.freeze(database),
-    apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
+    apiKeys: Object.freeze(parseApiKeys(secretVariable(env, 'API_KEYS'))),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     workers,
@@ -111,16 +113,39 @@ export function loadCopyUrls(
 ): { from: NamedDatabaseUrl; to: NamedDatabaseUrl } {
   const from = firstSet([
     ['--from', flags.from],
-    ['COPY_FROM_URL', env.COPY_FROM_URL],
-    ['DATABASE_URL', env.DATABASE_URL],
+    ['COPY_FROM_URL', secretVariable(env, 'COPY_FROM_URL')],
+    ['DATABASE_URL', secretVariable(env, 'DATABASE_URL')],
     ['DATABASE_URL', DEFAULT_DATABASE_URL],
   ])
   const to = firstSet([
     ['--to', flags.to],
-    ['COPY_TO_URL', env.COPY_TO_URL],
+    ['COPY_TO_URL', secretVariable(env, 'COPY_TO_URL')],
   ])
   if (!from || !to) throw new ConfigError('COPY_TO_URL', 'is not set and no --to was given: name the database to copy into.')
   return { from, to }
+}
+
+/**
+ * The value of a variable that may hold a secret: `name` itself, or the content of the file named by
+ * `name`_FILE (Docker and Kubernetes secrets are mounted as files), without its trailing line break.
+ * Undefined when neither is set. Throws ConfigError when both are set (naming both), or when the
+ * file cannot be read or is empty (naming the file, never echoing its content).
+ */
+function secretVariable(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const fileVariable = `${name}_FILE`
+  const path = env[fileVariable]
+  if (path === undefined || path === '') return env[name]
+  if (env[name] !== undefined && env[name] !== '') throw new ConfigError(name, `and ${fileVariable} are both set: set only one.`)
+  let content: string
+  try {
+    content = readFileSync(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error'
+    throw new ConfigError(fileVariable, `names a file that cannot be read (${code}): ${path}`)
+  }
+  const value = content.replace(/(\r?\n)+$/, '')
+  if (value === '') throw new ConfigError(fileVariable, `names an empty file: ${path}`)
+  return value
 }
 
 function firstSet(candidates: Array<[string, string | undefined]>): NamedDatabaseUrl | undefined {
@@ -191,11 +216,12 @@ function parseApiKeys(value: string | undefined): string[] {
     .map((key) => key.trim())
     .filter((key) => key !== '')
   keys.forEach((key, index) => {
-    // RFC 6750 b64token, so a client can send it; 16+ characters so it is not guessable.
-    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || key.length < 16) {
+    // RFC 6750 b64token, so a client can send it; long and varied enough not to be guessed
+    // (key-strength.ts). The message never repeats the key.
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || !isStrongEnough(key)) {
       throw new ConfigError(
         'API_KEYS',
-        `entry ${index + 1} is not usable: each key must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), separated by commas.`,
+        `entry ${index + 1} is not usable: each key must be at least ${MIN_CONFIGURED_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), random (an estimated ${MIN_CONFIGURED_KEY_BITS}+ bits: no repeated, alternating or sequential patterns), separated by commas. Generate one with: openssl rand -base64 32`,
       )
     }
   })

@@ -1,7 +1,7 @@
 // The built operator CLI as a child process: help, migrate, keys create/list/revoke, configuration errors, the first key and revocation.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -160,6 +160,8 @@ describe('animal-store CLI', () => {
       ['PUBLIC_URL', 'ftp://x', /^animal-store: PUBLIC_URL must be an absolute http\(s\) URL ending in \/v1/],
       ['API_KEYS', 'short', /^animal-store: API_KEYS entry 1 is not usable/],
       ['API_KEYS', `${CONFIGURED_KEY},s3cret!Value-that-is-long-enough`, /^animal-store: API_KEYS entry 2 is not usable/],
+      ['API_KEYS', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', /^animal-store: API_KEYS entry 1 is not usable/],
+      ['API_KEYS_FILE', '/nonexistent/s3cret-keys', /^animal-store: API_KEYS_FILE names a file that cannot be read \(ENOENT\)/],
     ]
     // Each case has its own folder; all start at once, then each is checked in its own test.
     const runs: Array<{ db: ReturnType<typeof tempDatabase>; result: Promise<CliResult> }> = []
@@ -185,7 +187,7 @@ describe('animal-store CLI', () => {
         const output = result.stdout + result.stderr
         if (variable === 'API_KEYS')
           for (const key of value.split(',')) assert.equal(output.includes(key), false, `echoes ${key}`)
-        assert.equal(output.includes('s3cret'), false, 'the output echoes a secret')
+        if (variable !== 'API_KEYS_FILE') assert.equal(output.includes('s3cret'), false, 'the output echoes a secret')
       })
     })
 
@@ -389,27 +391,37 @@ describe('animal-store CLI', () => {
       }
     })
 
-    it('with API_KEYS set and no stored key, creates and prints no key, and accepts the configured one', async () => {
-      const db = await testDatabase(database)
-      try {
-        const server = await startServe(cliEnv({ DATABASE_URL: db.url, API_KEYS: CONFIGURED_KEY }))
+    for (const variable of ['API_KEYS', 'API_KEYS_FILE'] as const)
+      it(`with ${variable} set and no stored key, creates and prints no key, and accepts the configured one`, async () => {
+        const db = await testDatabase(database)
+        const secrets = tempDir()
         try {
-          assert.doesNotMatch(server.stdout(), ANY_GENERATED_KEY)
-          assert.doesNotMatch(server.stdout(), /not shown again/)
-          assert.equal((await get(server.origin, CONFIGURED_KEY)).status, 200)
-          const wrong = await get(server.origin, `${CONFIGURED_KEY}x`)
-          assert.equal(wrong.status, 401)
-          assert.equal(((await wrong.json()) as { code: string }).code, 'invalid_api_key')
-          assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
-          assert.equal(`${server.stdout()}${server.stderr()}`.includes(CONFIGURED_KEY), false, 'the key is printed or logged')
+          const keysFile = join(secrets.path, 'api-keys')
+          writeFileSync(keysFile, `${CONFIGURED_KEY}\n`)
+          const server = await startServe(
+            cliEnv({
+              DATABASE_URL: db.url,
+              ...(variable === 'API_KEYS' ? { API_KEYS: CONFIGURED_KEY } : { API_KEYS_FILE: keysFile }),
+            }),
+          )
+          try {
+            assert.doesNotMatch(server.stdout(), ANY_GENERATED_KEY)
+            assert.doesNotMatch(server.stdout(), /not shown again/)
+            assert.equal((await get(server.origin, CONFIGURED_KEY)).status, 200)
+            const wrong = await get(server.origin, `${CONFIGURED_KEY}x`)
+            assert.equal(wrong.status, 401)
+            assert.equal(((await wrong.json()) as { code: string }).code, 'invalid_api_key')
+            assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
+            assert.equal(`${server.stdout()}${server.stderr()}`.includes(CONFIGURED_KEY), false, 'the key is printed or logged')
+          } finally {
+            server.kill()
+          }
+          assert.deepEqual(await readApiKeyRows(db), [])
         } finally {
-          server.kill()
+          secrets.remove()
+          await db.cleanup()
         }
-        assert.deepEqual(await readApiKeyRows(db), [])
-      } finally {
-        await db.cleanup()
-      }
-    })
+      })
 
     it(`accepts a key created while it runs, and refuses it within KEY_REFRESH_MS (${KEY_REFRESH_MS} ms) of keys revoke`, async (t) => {
       const db = await testDatabase(database)

@@ -1,7 +1,5 @@
 // The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
 // Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
@@ -10,6 +8,7 @@ import * as apiKeys from './api-keys.js'
 import { groupCommitInserts } from './group-commit.js'
 import { migrateToLatest } from './migrate.js'
 import * as pets from './pets.js'
+import { prepareSqliteFile } from './sqlite-file.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
@@ -115,7 +114,7 @@ function connect(config: DatabaseConfig, onPoolError: (error: Error) => void): {
 }
 
 function sqliteDialect(path: string): SqliteDialect {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  prepareSqliteFile(path)
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')

@@ -110,6 +110,26 @@ async function query(db: TestDb, text: string): Promise<Array<Record<string, unk
   }
 }
 
+/** Runs one writing statement against the test database (to stage data older rules let in). */
+async function execute(db: TestDb, text: string): Promise<void> {
+  if (db.database === 'sqlite') {
+    const handle = new Database(db.url.slice('sqlite:'.length), { fileMustExist: true })
+    try {
+      handle.exec(text)
+    } finally {
+      handle.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
 function readApiKeyRows(db: TestDb): Promise<Array<Record<string, unknown>>> {
   return query(db, 'select name, prefix, hash, revoked_at from api_keys order by id')
 }
@@ -290,6 +310,21 @@ describe('animal-store CLI', () => {
       ],
       ['revoking id 0', ['keys', 'revoke', '0'], /^animal-store: key id must be a positive integer/],
       ['keys create gets an empty --name', ['keys', 'create', '--name', ''], /^animal-store: --name must not be empty$/],
+      [
+        'keys create gets a --name with a line break (it would forge a row of keys list)',
+        ['keys', 'create', '--name', 'ci\n99  forged  ask_AAAAAAAA…'],
+        /^animal-store: --name must be 1 to 100 printable characters \(no line breaks, tabs or other control characters\)$/,
+      ],
+      [
+        'keys create gets a --name with a terminal escape',
+        ['keys', 'create', '--name', '\u001b[2Jci'],
+        /^animal-store: --name must be 1 to 100 printable/,
+      ],
+      [
+        'keys create gets a --name of 101 characters',
+        ['keys', 'create', '--name', 'n'.repeat(101)],
+        /^animal-store: --name must be 1 to 100 printable/,
+      ],
     ]
     for (const [when, args, line] of failures) {
       it(`exits non-zero with one "animal-store:" line on stderr when ${when}`, async () => {
@@ -313,6 +348,45 @@ describe('animal-store CLI', () => {
         assert.doesNotMatch(result.stderr, STACK_FRAME)
         assert.equal(result.stdout, '')
         assert.deepEqual(await readApiKeyRows(db).catch(() => []), [], 'no key is stored')
+      } finally {
+        await db.cleanup()
+      }
+    })
+
+    it('keys create stores a name of 100 printable characters, any script, as given', async () => {
+      const db = await testDatabase(database)
+      try {
+        const name = `Équipe 名前 🐕 ${'x'.repeat(88)}`
+        assert.equal([...name].length, 100)
+        parseCreatedKey(await runCli(['keys', 'create', '--name', name], cliEnv({ DATABASE_URL: db.url })))
+        assert.deepEqual(
+          (await readApiKeyRows(db)).map((row) => row.name),
+          [name],
+        )
+      } finally {
+        await db.cleanup()
+      }
+    })
+
+    it('keys list and keys revoke escape a name stored before the rule, so it cannot forge rows or send escapes', async () => {
+      const db = await testDatabase(database)
+      try {
+        const env = cliEnv({ DATABASE_URL: db.url })
+        const created = parseCreatedKey(await runCli(['keys', 'create', '--name', 'placeholder'], env))
+        const stored = 'ci\n99  forged  ask_AAAAAAAA…  2030-01-01T00:00:00.000Z  -\u001b[2J\u202e'
+        await execute(db, `update api_keys set name = '${stored}' where id = ${created.id}`)
+        const list = await runCli(['keys', 'list'], env)
+        assert.equal(list.code, 0, list.stderr)
+        assert.equal(list.stdout.trimEnd().split('\n').length, 2, `one header and one row:\n${list.stdout}`)
+        assert.equal(parseKeyList(list.stdout)[0]?.ID, created.id)
+        assert.ok(list.stdout.includes('ci\\u{a}99'), list.stdout)
+        assert.equal(
+          ['\u001b', '\u202e'].some((raw) => list.stdout.includes(raw)),
+          false,
+          'a raw ESC or bidi override is printed',
+        )
+        const revoke = await runCli(['keys', 'revoke', created.id], env)
+        assert.match(revoke.stdout, /^Revoked API key \d+ \(ci\\u\{a\}99 .*\\u\{1b\}\[2J\\u\{202e\}\) at \S+\.\n$/)
       } finally {
         await db.cleanup()
       }

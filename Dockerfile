@@ -26,8 +26,10 @@ RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
 # NODE_ENV is conventional (the service itself does not read it). HOST=0.0.0.0: the service's own
-# default, 127.0.0.1, would not be reachable from outside the container.
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 DATABASE_URL=sqlite:/data/animal-store.db
+# default, 127.0.0.1, would not be reachable from outside the container. The same for the metrics
+# listener (METRICS_PORT 9464): reachable by a scraper on the container network, but publish it to
+# nobody else (it needs no key).
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 METRICS_HOST=0.0.0.0 DATABASE_URL=sqlite:/data/animal-store.db
 WORKDIR /app
 # Application files stay owned by root: the service cannot rewrite its own code.
 # package.json is needed at run time: it declares the package an ES module ("type": "module").
@@ -41,7 +43,7 @@ RUN mkdir -m 0700 /data && chown node:node /data
 VOLUME /data
 # The image's unprivileged `node` user, by number, so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
-EXPOSE 8080
+EXPOSE 8080 9464
 # Liveness only: /healthz does not touch the database (docs/deploying.md, "Health checks").
 # The slim image has no curl, so node itself makes the request.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \

@@ -117,6 +117,8 @@ async function run(settings: Settings, tmp: string): Promise<void> {
     WORKERS: '1',
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
     METRICS_ENABLED: 'true',
+    // Two services run at once: each takes a free metrics port instead of competing for 9464.
+    METRICS_PORT: '0',
   })
   const afterReady = new Map<TargetName, Memory | undefined>()
   const launch = async (name: TargetName, args: string[], env: NodeJS.ProcessEnv) => {

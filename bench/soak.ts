@@ -231,11 +231,14 @@ async function run(settings: Settings, dir: string): Promise<void> {
       // The per-key rate limit off: one key sends all the traffic.
       RATE_LIMIT_PER_MINUTE: '0',
       WORKERS: '1',
+      METRICS_PORT: '0',
     },
     stdoutFile,
   })
   const { pid, origin } = service
-  log(`service: pid ${pid}, ${origin}`)
+  // GET /metrics has its own listener; `serve` prints where before its listening line.
+  const metricsOrigin = /^Prometheus metrics on (http:\/\/\S+)\/metrics$/m.exec(readFileSync(stdoutFile, 'utf8'))?.[1] ?? origin
+  log(`service: pid ${pid}, ${origin}, metrics at ${metricsOrigin}/metrics`)
 
   // RSS sampled every second from now on; `died` once /proc no longer shows the process.
   const startedAt = performance.now()
@@ -308,7 +311,7 @@ async function run(settings: Settings, dir: string): Promise<void> {
     const warmupTimer = setTimeout(async () => {
       phase = 'measured'
       measuredStart = performance.now()
-      afterWarmup = { memory: sample(), inside: await inside(origin, pid) }
+      afterWarmup = { memory: sample(), inside: await inside(metricsOrigin, pid) }
       log(`warm-up done (${settings.warmupS} s)`)
     }, settings.warmupS * 1000)
     // A bound on the whole load phase, should autocannon not stop by itself.
@@ -329,7 +332,7 @@ async function run(settings: Settings, dir: string): Promise<void> {
     clearTimeout(watchdog)
     clearInterval(progress)
     const atEnd = sample()
-    const insideAtEnd = died ? undefined : await inside(origin, pid)
+    const insideAtEnd = died ? undefined : await inside(metricsOrigin, pid)
     clearInterval(sampler)
     const alive = readMemory(pid) !== undefined
     if (!alive) died ??= `the service (pid ${pid}) was gone after the load`
@@ -413,10 +416,10 @@ interface Inside {
 }
 
 /** Reads Inside; NaN for what cannot be read (metrics off, process gone). */
-async function inside(origin: string, pid: number): Promise<Inside> {
+async function inside(metricsOrigin: string, pid: number): Promise<Inside> {
   let text = ''
   try {
-    const response = await fetch(`${origin}/metrics`, { signal: AbortSignal.timeout(5000) })
+    const response = await fetch(`${metricsOrigin}/metrics`, { signal: AbortSignal.timeout(5000) })
     text = await response.text()
   } catch {}
   const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN)

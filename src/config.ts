@@ -23,8 +23,12 @@ export interface Config {
   readonly publicUrl: string | undefined
   /** Worker processes sharing the port (WORKERS; `auto` = available CPUs). 1 = no cluster. */
   readonly workers: number
-  /** Whether GET /metrics (Prometheus) is served. */
+  /** Whether GET /metrics (Prometheus) is served, on its own listener (metricsHost:metricsPort). */
   readonly metricsEnabled: boolean
+  /** Address of the metrics listener (METRICS_HOST): loopback by default, never the public listener. */
+  readonly metricsHost: string
+  /** TCP port of the metrics listener (METRICS_PORT); 0 picks a free one. */
+  readonly metricsPort: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
 }
@@ -55,6 +59,12 @@ export const DEFAULT_POOL_MAX = 5
  */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
 
+/**
+ * Default METRICS_PORT: 9464, the port commonly used for Prometheus exporters (OpenTelemetry's
+ * default), apart from PORT so that a balancer in front of PORT never exposes the metrics.
+ */
+export const DEFAULT_METRICS_PORT = 9464
+
 /** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
 export interface PoolSettings {
   poolMax: number
@@ -75,15 +85,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
     throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
   }
+  const port = parsePort(env.PORT)
+  const metricsPort = parseInteger(env.METRICS_PORT, 'METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535)
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: the metrics have their own listener, off the public port.')
+  }
   return Object.freeze({
-    port: parsePort(env.PORT),
-    host: parseHost(env.HOST),
+    port,
+    host: parseHost(env.HOST, 'HOST'),
     database: Object.freeze(database),
     apiKeys: Object.freeze(parseApiKeys(secretVariable(env, 'API_KEYS'))),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     workers,
     metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
+    metricsHost: parseHost(env.METRICS_HOST, 'METRICS_HOST'),
+    metricsPort,
     rateLimitPerMinute: parseInteger(
       env.RATE_LIMIT_PER_MINUTE,
       'RATE_LIMIT_PER_MINUTE',
@@ -173,9 +190,9 @@ function parseInteger(value: string | undefined, variable: string, fallback: num
   return number
 }
 
-function parseHost(value: string | undefined): string {
+function parseHost(value: string | undefined, variable: string): string {
   if (value === undefined || value === '') return '127.0.0.1'
-  if (/\s/.test(value)) throw new ConfigError('HOST', 'must be a host name or IP address, without spaces.')
+  if (/\s/.test(value)) throw new ConfigError(variable, 'must be a host name or IP address, without spaces.')
   return value
 }
 

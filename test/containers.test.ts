@@ -70,6 +70,7 @@ describe('compose.yaml', () => {
       )
       assert.equal(service.privileged, undefined)
       assert.equal(service.user, undefined, 'the image sets its non-root user')
+      assert.equal(service.ports, undefined, 'only the balancer publishes a port (never the metrics port)')
     })
   }
 })

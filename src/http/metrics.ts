@@ -1,11 +1,8 @@
-// Prometheus metrics (prom-client) at GET /metrics, outside /v1 and without a key: request count and
-// duration by operation and status, database pool use, and the process's default metrics.
+// Prometheus metrics (prom-client): request count and duration by operation and status, database pool
+// use, and the process's default metrics. They are served apart from the app, by metrics-server.ts.
 import type { FastifyInstance } from 'fastify'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { PoolStats } from '../store/index.js'
-
-/** How GET /metrics gets its text: this process's registry, or (cluster) every worker's, summed. */
-export type MetricsSource = () => Promise<{ contentType: string; text: string }>
 
 /**
  * A registry with this service's metrics. `poolStats` is read at scrape time.
@@ -40,9 +37,10 @@ export function createMetricsRegistry(poolStats: () => PoolStats): Registry {
 
 /**
  * Records every response in `registry` (label `operation`: the SPEC operationId, else the route
- * path, else `not_found`) and serves GET /metrics from `source` (default: `registry` itself).
+ * path, else `not_found`). GET /metrics is not served here, on the public listener, but by
+ * metrics-server.ts on its own.
  */
-export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
+export function installMetrics(app: FastifyInstance, registry: Registry): void {
   const requests = registry.getSingleMetric('http_requests_total') as Counter
   const durations = registry.getSingleMetric('http_request_duration_seconds') as Histogram
   app.addHook('onResponse', async (request, reply) => {
@@ -54,10 +52,5 @@ export function installMetrics(app: FastifyInstance, registry: Registry, source?
     }
     requests.inc(labels)
     durations.observe(labels, reply.elapsedTime / 1000)
-  })
-  const render: MetricsSource = source ?? (async () => ({ contentType: registry.contentType, text: await registry.metrics() }))
-  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
-    const { contentType, text } = await render()
-    return reply.type(contentType).send(text)
   })
 }

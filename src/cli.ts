@@ -3,15 +3,12 @@
 // an exit code. Every failure ends as one line on stderr and exit code 1.
 // Commands are imported when run, so `--help` does not load Fastify and the database drivers.
 import { Command } from 'commander'
-import { loadConfig, loadCopyUrls } from './config.js'
+import { CONFIGURATION_VARIABLES, loadConfig, loadCopyUrls } from './config.js'
 import { redactCredentials } from './redact.js'
 
 const program = new Command('animal-store')
   .description('Animal Store: a JSON-over-HTTP service that keeps a collection of animals.')
-  .addHelpText(
-    'after',
-    '\nConfiguration comes from environment variables (PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, API_KEYS, LOG_LEVEL, PUBLIC_URL, WORKERS, METRICS_ENABLED); see the README.',
-  )
+  .addHelpText('after', environmentHelp())
   .showHelpAfterError('(run with --help for usage)')
   // Commander echoes a mistyped option with its value (`--replac=postgres://user:PASSWORD@…`). Set
   // before the subcommands are added, which inherit it.
@@ -66,6 +63,20 @@ program
   .action(async (options: { from?: string; to?: string; replace?: boolean }) =>
     (await import('./commands/copy.js')).copy({ ...loadCopyUrls(options), replace: options.replace === true }, process.stdout),
   )
+
+/**
+ * The `--help` epilogue: every variable of CONFIGURATION_VARIABLES (src/config.ts, the same source as
+ * the README's table) with its default and the first sentence of its meaning, without Markdown.
+ */
+function environmentHelp(): string {
+  const plain = (text: string) => text.replaceAll('`', '')
+  const lines = CONFIGURATION_VARIABLES.map((variable) => {
+    const names = variable.file ? `${variable.name} (or ${variable.name}_FILE)` : variable.name
+    const sentence = /^.*?\.(?=\s|$)/.exec(variable.meaning)?.[0] ?? variable.meaning
+    return `  ${names} [default: ${plain(variable.default)}]\n      ${plain(sentence)}`
+  })
+  return `\nConfiguration comes from these environment variables (details: the README, "Configuration"):\n${lines.join('\n')}\n`
+}
 
 /** Oldest Node.js major line supported: 20 is end of life, and the SQLite driver (better-sqlite3 13) needs 22. */
 const MIN_NODE_MAJOR = 22

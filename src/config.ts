@@ -1,5 +1,6 @@
 // Configuration: the only reader of the environment. Every variable is validated once at start-up,
-// defaulted as the README's configuration table says, and frozen; a bad value names the variable.
+// defaulted, and frozen; a bad value names the variable. CONFIGURATION_VARIABLES documents each one
+// (the README's table and `--help` are generated from it).
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
@@ -43,6 +44,19 @@ export class ConfigError extends Error {
   }
 }
 
+/** Default PORT and HOST: loopback, so nothing is exposed until HOST says so. */
+export const DEFAULT_PORT = 8080
+export const DEFAULT_HOST = '127.0.0.1'
+/** Default LOG_LEVEL. */
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info'
+/** Default DATABASE_STATEMENT_TIMEOUT_MS (ms), and its upper bound. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+const MAX_STATEMENT_TIMEOUT_MS = 600_000
+/** Upper bounds of DATABASE_POOL_MAX, WORKERS and RATE_LIMIT_PER_MINUTE. */
+const MAX_POOL = 1000
+const MAX_WORKERS = 64
+const MAX_RATE_LIMIT_PER_MINUTE = 10_000_000
+
 /** Default DATABASE_URL: an SQLite file under ./data, created on first use. */
 export const DEFAULT_DATABASE_URL = 'sqlite:data/animal-store.db'
 
@@ -65,6 +79,103 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
  */
 export const DEFAULT_METRICS_PORT = 9464
 
+/**
+ * One environment variable as operators see it: the README's configuration table and `--help` are
+ * generated from CONFIGURATION_VARIABLES (scripts/config-doc.ts), so they cannot drift from here.
+ */
+export interface ConfigurationVariable {
+  readonly name: string
+  /** The default as shown, or `(none)`. */
+  readonly default: string
+  /** What it does and accepts (Markdown; its first sentence is the `--help` line). */
+  readonly meaning: string
+  /** Whether NAME_FILE may give the value instead (a secret mounted as a file). */
+  readonly file?: boolean
+}
+
+/** Every variable loadConfig and loadCopyUrls read, in the order the README lists them. */
+export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
+  { name: 'PORT', default: `${DEFAULT_PORT}`, meaning: 'TCP port, 0–65535 (0 picks a free one).' },
+  {
+    name: 'HOST',
+    default: DEFAULT_HOST,
+    meaning: 'Address to listen on; `0.0.0.0` for all interfaces (behind a balancer or in a container).',
+  },
+  {
+    name: 'DATABASE_URL',
+    default: DEFAULT_DATABASE_URL,
+    file: true,
+    meaning:
+      "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
+  },
+  {
+    name: 'DATABASE_POOL_MAX',
+    default: `${DEFAULT_POOL_MAX}`,
+    meaning: `PostgreSQL connections per process, 1–${MAX_POOL}. Instances × workers × this must stay below the server's \`max_connections\`.`,
+  },
+  {
+    name: 'DATABASE_STATEMENT_TIMEOUT_MS',
+    default: `${DEFAULT_STATEMENT_TIMEOUT_MS}`,
+    meaning: `PostgreSQL: longest a statement (and a wait for a connection) may take, in ms, 1–${MAX_STATEMENT_TIMEOUT_MS}; past it the request gets 503.`,
+  },
+  {
+    name: 'API_KEYS',
+    default: '(none)',
+    file: true,
+    meaning: `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. When set, no first key is created or printed.`,
+  },
+  {
+    name: 'LOG_LEVEL',
+    default: DEFAULT_LOG_LEVEL,
+    meaning: `Log level: ${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
+  },
+  {
+    name: 'WORKERS',
+    default: '1',
+    meaning: `Processes sharing the port on this machine (node:cluster), 1–${MAX_WORKERS}, or \`auto\` for one per CPU. On SQLite, writes still go one at a time (WAL); reads scale.`,
+  },
+  {
+    name: 'RATE_LIMIT_PER_MINUTE',
+    default: `${DEFAULT_RATE_LIMIT_PER_MINUTE}`,
+    meaning: 'Requests per API key per minute, per process (0 = off). See "Rate limits" below.',
+  },
+  {
+    name: 'METRICS_ENABLED',
+    default: 'true',
+    meaning:
+      'Serve Prometheus metrics at `GET /metrics`, on a listener of their own (no key needed there), never on `PORT`. Accepts `true/false`, `1/0`, `yes/no`, `on/off`.',
+  },
+  {
+    name: 'METRICS_HOST',
+    default: DEFAULT_HOST,
+    meaning: 'Address of the metrics listener (the container image sets `0.0.0.0`, for a scraper on the container network).',
+  },
+  {
+    name: 'METRICS_PORT',
+    default: `${DEFAULT_METRICS_PORT}`,
+    meaning: 'Port of the metrics listener, 0–65535 (0 picks a free one); must differ from `PORT`.',
+  },
+  {
+    name: 'PUBLIC_URL',
+    default: '(none)',
+    meaning:
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+  },
+  {
+    name: 'COPY_FROM_URL',
+    default: '`DATABASE_URL`',
+    file: true,
+    meaning: '`copy` only: the database to copy from when `--from` is not given (any form `DATABASE_URL` takes).',
+  },
+  {
+    name: 'COPY_TO_URL',
+    default: '(none)',
+    file: true,
+    meaning:
+      '`copy` only: the database to copy into when `--to` is not given. Pass PostgreSQL URLs here, not in flags (`ps` shows flags to every local user).',
+  },
+]
+
 /** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
 export interface PoolSettings {
   poolMax: number
@@ -77,11 +188,17 @@ export interface PoolSettings {
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Config {
   const pool = {
-    poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, 1000),
-    statementTimeoutMs: parseInteger(env.DATABASE_STATEMENT_TIMEOUT_MS, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1, 600_000),
+    poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, MAX_POOL),
+    statementTimeoutMs: parseInteger(
+      env.DATABASE_STATEMENT_TIMEOUT_MS,
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      DEFAULT_STATEMENT_TIMEOUT_MS,
+      1,
+      MAX_STATEMENT_TIMEOUT_MS,
+    ),
   }
   const database = parseDatabaseUrl(secretVariable(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL, cwd, pool)
-  const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64)
+  const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, MAX_WORKERS)
   if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
     throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
   }
@@ -106,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       'RATE_LIMIT_PER_MINUTE',
       DEFAULT_RATE_LIMIT_PER_MINUTE,
       0,
-      10_000_000,
+      MAX_RATE_LIMIT_PER_MINUTE,
     ),
   })
 }
@@ -178,7 +295,7 @@ function parseBoolean(value: string | undefined, variable: string, fallback: boo
 }
 
 function parsePort(value: string | undefined): number {
-  return parseInteger(value, 'PORT', 8080, 0, 65535)
+  return parseInteger(value, 'PORT', DEFAULT_PORT, 0, 65535)
 }
 
 function parseInteger(value: string | undefined, variable: string, fallback: number, min: number, max: number): number {
@@ -191,7 +308,7 @@ function parseInteger(value: string | undefined, variable: string, fallback: num
 }
 
 function parseHost(value: string | undefined, variable: string): string {
-  if (value === undefined || value === '') return '127.0.0.1'
+  if (value === undefined || value === '') return DEFAULT_HOST
   if (/\s/.test(value)) throw new ConfigError(variable, 'must be a host name or IP address, without spaces.')
   return value
 }
@@ -204,7 +321,7 @@ function parseHost(value: string | undefined, variable: string): string {
 export function parseDatabaseUrl(
   value: string,
   cwd: string,
-  pool: PoolSettings = { poolMax: DEFAULT_POOL_MAX, statementTimeoutMs: 5000 },
+  pool: PoolSettings = { poolMax: DEFAULT_POOL_MAX, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS },
   variable = 'DATABASE_URL',
 ): DatabaseConfig {
   if (value.startsWith('sqlite:')) {
@@ -246,7 +363,7 @@ function parseApiKeys(value: string | undefined): string[] {
 }
 
 function parseLogLevel(value: string | undefined): LogLevel {
-  if (value === undefined || value === '') return 'info'
+  if (value === undefined || value === '') return DEFAULT_LOG_LEVEL
   const level = LOG_LEVELS.find((candidate) => candidate === value.toLowerCase())
   if (!level) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}.`)
   return level

@@ -562,6 +562,27 @@ describe('animal-store CLI', () => {
       }
     })
 
+    for (const workers of ['1', '2']) {
+      it(`exits 1 naming METRICS_PORT when the metrics port is already in use (WORKERS=${workers})`, async () => {
+        const db = tempDatabase()
+        const { blocker, port } = await holdPort()
+        try {
+          const result = await runCli(
+            ['serve'],
+            cliEnv({ DATABASE_URL: db.url, PORT: '0', METRICS_PORT: String(port), WORKERS: workers, API_KEYS: CONFIGURED_KEY }),
+          )
+          assertOneLineFailure(
+            result,
+            /^animal-store: the metrics listener cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\): set METRICS_PORT/,
+          )
+          assert.equal(result.code, 1)
+        } finally {
+          blocker.close()
+          db.remove()
+        }
+      })
+    }
+
     it('shows the first key even when that first start cannot listen (it is stored by then)', async () => {
       const db = tempDatabase()
       const { blocker, port } = await holdPort()

@@ -1,6 +1,5 @@
 // GET /metrics on a listener of its own (METRICS_HOST:METRICS_PORT, by default 127.0.0.1:9464), never
 // on the public port: the metrics need no key, so they must not be reachable where clients are.
-import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
 import type { Registry } from 'prom-client'
 
@@ -25,7 +24,7 @@ export function registrySource(registry: Registry): MetricsSource {
  * Starts a plain HTTP listener on `host`:`port` that answers GET (and HEAD) /metrics with the text
  * of `source` (200), any other path 404, any other method 405 with `Allow: GET, HEAD`, and 503 when
  * `source` fails (reported to `onError`; the cause is never sent). Its limits are small: it serves
- * one scraper. Rejects when it cannot listen (EADDRINUSE …).
+ * one scraper. Rejects when it cannot listen, with a message naming METRICS_PORT (EADDRINUSE …).
  */
 export async function startMetricsServer(
   source: MetricsSource,
@@ -49,8 +48,17 @@ export async function startMetricsServer(
     )
   })
   server.maxConnections = 16
-  server.listen(port, host)
-  await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error))])
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `the metrics listener cannot listen on ${host}:${port} (${error.code ?? error.message}): set METRICS_PORT (and METRICS_HOST), or METRICS_ENABLED=false`,
+          { cause: error },
+        ),
+      ),
+    )
+    server.listen(port, host, resolve)
+  })
   const address = server.address()
   if (typeof address !== 'object' || address === null) throw new Error('the metrics listener has no TCP address')
   return {

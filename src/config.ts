@@ -245,15 +245,17 @@ export function loadCopyUrls(
   flags: { from?: string | undefined; to?: string | undefined },
   env: NodeJS.ProcessEnv = process.env,
 ): { from: NamedDatabaseUrl; to: NamedDatabaseUrl } {
+  // Each source is read only if the ones before it are unset: an unreadable DATABASE_URL_FILE does
+  // not matter when --from is given.
   const from = firstSet([
-    ['--from', flags.from],
-    ['COPY_FROM_URL', secretVariable(env, 'COPY_FROM_URL')],
-    ['DATABASE_URL', secretVariable(env, 'DATABASE_URL')],
-    ['DATABASE_URL', DEFAULT_DATABASE_URL],
+    ['--from', () => flags.from],
+    ['COPY_FROM_URL', () => secretVariable(env, 'COPY_FROM_URL')],
+    ['DATABASE_URL', () => secretVariable(env, 'DATABASE_URL')],
+    ['DATABASE_URL', () => DEFAULT_DATABASE_URL],
   ])
   const to = firstSet([
-    ['--to', flags.to],
-    ['COPY_TO_URL', secretVariable(env, 'COPY_TO_URL')],
+    ['--to', () => flags.to],
+    ['COPY_TO_URL', () => secretVariable(env, 'COPY_TO_URL')],
   ])
   if (!from || !to) throw new ConfigError('COPY_TO_URL', 'is not set and no --to was given: name the database to copy into.')
   return { from, to }
@@ -282,9 +284,12 @@ function secretVariable(env: NodeJS.ProcessEnv, name: string): string | undefine
   return value
 }
 
-function firstSet(candidates: Array<[string, string | undefined]>): NamedDatabaseUrl | undefined {
-  const found = candidates.find(([, url]) => url !== undefined && url !== '')
-  return found && { name: found[0], url: found[1] as string }
+function firstSet(candidates: Array<[string, () => string | undefined]>): NamedDatabaseUrl | undefined {
+  for (const [name, read] of candidates) {
+    const url = read()
+    if (url !== undefined && url !== '') return { name, url }
+  }
+  return undefined
 }
 
 function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {

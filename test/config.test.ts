@@ -165,6 +165,15 @@ describe('configuration (loadConfig)', () => {
       })
     })
 
+    it('reads no further source for copy than it needs: an unreadable DATABASE_URL_FILE does not matter with --from', () => {
+      const env = { DATABASE_URL_FILE: join(dir.path, 'no-such-file'), COPY_TO_URL: 'sqlite:b.db' }
+      assert.deepEqual(loadCopyUrls({ from: 'sqlite:a.db' }, env).from, { name: '--from', url: 'sqlite:a.db' })
+      assert.throws(
+        () => loadCopyUrls({}, env),
+        (error: unknown) => error instanceof ConfigError && error.variable === 'DATABASE_URL_FILE',
+      )
+    })
+
     for (const name of ['API_KEYS', 'DATABASE_URL', 'COPY_TO_URL']) {
       it(`refuses ${name} and ${name}_FILE both set, naming both`, () => {
         const path = file(`${name}.both`, KEY_1)

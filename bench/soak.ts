@@ -72,11 +72,14 @@ async function run(settings: Settings, dir: string): Promise<void> {
       // The per-key rate limit off: one key sends all the traffic.
       RATE_LIMIT_PER_MINUTE: '0',
       WORKERS: '1',
+      METRICS_PORT: '0',
     },
     stdoutFile,
   })
   const { pid, origin } = service
-  log(`service: pid ${pid}, ${origin}`)
+  // GET /metrics has its own listener; `serve` prints where before its listening line.
+  const metricsOrigin = /^Prometheus metrics on (http:\/\/\S+)\/metrics$/m.exec(readFileSync(stdoutFile, 'utf8'))?.[1] ?? origin
+  log(`service: pid ${pid}, ${origin}, metrics at ${metricsOrigin}/metrics`)
 
   // RSS sampled every second from now on; `died` once /proc no longer shows the process.
   const startedAt = performance.now()
@@ -149,7 +152,7 @@ async function run(settings: Settings, dir: string): Promise<void> {
     const warmupTimer = setTimeout(async () => {
       phase = 'measured'
       measuredStart = performance.now()
-      afterWarmup = { memory: sample(), inside: await inside(origin, pid) }
+      afterWarmup = { memory: sample(), inside: await inside(metricsOrigin, pid) }
       log(`warm-up done (${settings.warmupS} s)`)
     }, settings.warmupS * 1000)
     // A bound on the whole load phase, should autocannon not stop by itself.
@@ -170,7 +173,7 @@ async function run(settings: Settings, dir: string): Promise<void> {
     clearTimeout(watchdog)
     clearInterval(progress)
     const atEnd = sample()
-    const insideAtEnd = died ? undefined : await inside(origin, pid)
+    const insideAtEnd = died ? undefined : await inside(metricsOrigin, pid)
     clearInterval(sampler)
     const alive = readMemory(pid) !== undefined
     if (!alive) died ??= `the service (pid ${pid}) was gone after the load`

@@ -8,7 +8,7 @@ import { authenticate, type KeyVerifier } from './http/auth.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
-import { createRequestMetrics, installMetrics, type MetricsSource } from './http/metrics.js'
+import { createRequestMetrics } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
@@ -23,15 +23,14 @@ import type { Store } from './store/index.js'
 
 /**
  * What buildApp needs: the validated config, an open store, a key verifier and a pino logger;
- * `metrics` (a registry from createMetricsRegistry, and optionally where to read the text from in a
- * cluster) when GET /metrics is to be served.
+ * `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
   config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   logger: FastifyBaseLogger
-  metrics?: { registry: Registry; source?: MetricsSource }
+  metrics?: { registry: Registry }
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
@@ -85,7 +84,6 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     metrics: metrics && createRequestMetrics(metrics.registry),
     logger,
   })
-  if (metrics) installMetrics(app, metrics.registry, metrics.source)
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, linkBase)

@@ -3,15 +3,16 @@
 // an exit code. Every failure ends as one line on stderr and exit code 1.
 // Commands are imported when run, so `--help` does not load Fastify and the database drivers.
 import { Command } from 'commander'
-import { loadConfig } from './config.js'
+import { CONFIGURATION_VARIABLES, loadConfig, loadCopyUrls } from './config.js'
+import { redactCredentials } from './redact.js'
 
 const program = new Command('animal-store')
   .description('Animal Store: a JSON-over-HTTP service that keeps a collection of animals.')
-  .addHelpText(
-    'after',
-    '\nConfiguration comes from environment variables (PORT, HOST, DATABASE_URL, DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, API_KEYS, LOG_LEVEL, PUBLIC_URL, WORKERS, METRICS_ENABLED); see the README.',
-  )
+  .addHelpText('after', environmentHelp())
   .showHelpAfterError('(run with --help for usage)')
+  // Commander echoes a mistyped option with its value (`--replac=postgres://user:PASSWORD@…`). Set
+  // before the subcommands are added, which inherit it.
+  .configureOutput({ outputError: (text, write) => write(redactCredentials(text)) })
 
 program
   .command('serve')
@@ -46,22 +47,36 @@ program
   .description(
     'copy every pet and API key (hashes, revoked ones too, ids kept) from one database to another, then verify counts and checksums',
   )
-  .requiredOption('--from <url>', 'the database to copy from: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE')
-  .requiredOption(
+  .option(
+    '--from <url>',
+    'the database to copy from: sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE (default: COPY_FROM_URL, else DATABASE_URL)',
+  )
+  .option(
     '--to <url>',
-    'the database to copy into (migrated first); refused if it holds any pet or key, unless --replace',
+    'the database to copy into (migrated first; default: COPY_TO_URL); refused if it holds any pet or key, unless --replace',
   )
   .option('--replace', "empty the target's pets and API keys first, in the same transaction as the copy")
   .addHelpText(
     'after',
-    "\nExample: animal-store copy --from sqlite:data/animal-store.db --to postgres://app:PASSWORD@db.example.com:5432/animals\nThe copy is one transaction on the target: it commits only after both sides' row counts and SHA-256 checksums match.\n",
+    "\nExample: COPY_TO_URL=postgres://app:PASSWORD@db.example.com:5432/animals animal-store copy --from sqlite:data/animal-store.db\nA password given in a flag is visible to every local user (ps): pass PostgreSQL URLs in COPY_FROM_URL / COPY_TO_URL.\nThe copy is one transaction on the target: it commits only after both sides' row counts and SHA-256 checksums match.\n",
   )
-  .action(async (options: { from: string; to: string; replace?: boolean }) =>
-    (await import('./commands/copy.js')).copy(
-      { from: options.from, to: options.to, replace: options.replace === true },
-      process.stdout,
-    ),
+  .action(async (options: { from?: string; to?: string; replace?: boolean }) =>
+    (await import('./commands/copy.js')).copy({ ...loadCopyUrls(options), replace: options.replace === true }, process.stdout),
   )
+
+/**
+ * The `--help` epilogue: every variable of CONFIGURATION_VARIABLES (src/config.ts, the same source as
+ * the README's table) with its default and the first sentence of its meaning, without Markdown.
+ */
+function environmentHelp(): string {
+  const plain = (text: string) => text.replaceAll('`', '')
+  const lines = CONFIGURATION_VARIABLES.map((variable) => {
+    const names = variable.file ? `${variable.name} (or ${variable.name}_FILE)` : variable.name
+    const sentence = /^.*?\.(?=\s|$)/.exec(variable.meaning)?.[0] ?? variable.meaning
+    return `  ${names} [default: ${plain(variable.default)}]\n      ${plain(sentence)}`
+  })
+  return `\nConfiguration comes from these environment variables (details: the README, "Configuration"):\n${lines.join('\n')}\n`
+}
 
 /** Oldest Node.js major line supported: 20 is end of life, and the SQLite driver (better-sqlite3 13) needs 22. */
 const MIN_NODE_MAJOR = 22
@@ -73,7 +88,7 @@ if (Number(process.versions.node.split('.')[0]) < MIN_NODE_MAJOR) {
   process.exitCode = 1
 } else {
   program.parseAsync().catch((error: unknown) => {
-    process.stderr.write(`animal-store: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(`animal-store: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`)
     process.exitCode = 1
   })
 }

@@ -1,7 +1,10 @@
 // Configuration: the only reader of the environment. Every variable is validated once at start-up,
-// defaulted as the README's configuration table says, and frozen; a bad value names the variable.
+// defaulted, and frozen; a bad value names the variable. CONFIGURATION_VARIABLES documents each one
+// (the README's table and `--help` are generated from it).
+import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
+import { isStrongEnough, MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
 import type { DatabaseConfig } from './store/index.js'
 
 /** pino levels accepted by LOG_LEVEL. */
@@ -21,8 +24,12 @@ export interface Config {
   readonly publicUrl: string | undefined
   /** Worker processes sharing the port (WORKERS; `auto` = available CPUs). 1 = no cluster. */
   readonly workers: number
-  /** Whether GET /metrics (Prometheus) is served. */
+  /** Whether GET /metrics (Prometheus) is served, on its own listener (metricsHost:metricsPort). */
   readonly metricsEnabled: boolean
+  /** Address of the metrics listener (METRICS_HOST): loopback by default, never the public listener. */
+  readonly metricsHost: string
+  /** TCP port of the metrics listener (METRICS_PORT); 0 picks a free one. */
+  readonly metricsPort: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
 }
@@ -36,6 +43,19 @@ export class ConfigError extends Error {
     this.variable = variable
   }
 }
+
+/** Default PORT and HOST: loopback, so nothing is exposed until HOST says so. */
+export const DEFAULT_PORT = 8080
+export const DEFAULT_HOST = '127.0.0.1'
+/** Default LOG_LEVEL. */
+export const DEFAULT_LOG_LEVEL: LogLevel = 'info'
+/** Default DATABASE_STATEMENT_TIMEOUT_MS (ms), and its upper bound. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000
+const MAX_STATEMENT_TIMEOUT_MS = 600_000
+/** Upper bounds of DATABASE_POOL_MAX, WORKERS and RATE_LIMIT_PER_MINUTE. */
+const MAX_POOL = 1000
+const MAX_WORKERS = 64
+const MAX_RATE_LIMIT_PER_MINUTE = 10_000_000
 
 /** Default DATABASE_URL: an SQLite file under ./data, created on first use. */
 export const DEFAULT_DATABASE_URL = 'sqlite:data/animal-store.db'
@@ -53,6 +73,109 @@ export const DEFAULT_POOL_MAX = 5
  */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
 
+/**
+ * Default METRICS_PORT: 9464, the port commonly used for Prometheus exporters (OpenTelemetry's
+ * default), apart from PORT so that a balancer in front of PORT never exposes the metrics.
+ */
+export const DEFAULT_METRICS_PORT = 9464
+
+/**
+ * One environment variable as operators see it: the README's configuration table and `--help` are
+ * generated from CONFIGURATION_VARIABLES (scripts/config-doc.ts), so they cannot drift from here.
+ */
+export interface ConfigurationVariable {
+  readonly name: string
+  /** The default as shown, or `(none)`. */
+  readonly default: string
+  /** What it does and accepts (Markdown; its first sentence is the `--help` line). */
+  readonly meaning: string
+  /** Whether NAME_FILE may give the value instead (a secret mounted as a file). */
+  readonly file?: boolean
+}
+
+/** Every variable loadConfig and loadCopyUrls read, in the order the README lists them. */
+export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
+  { name: 'PORT', default: `${DEFAULT_PORT}`, meaning: 'TCP port, 0–65535 (0 picks a free one).' },
+  {
+    name: 'HOST',
+    default: DEFAULT_HOST,
+    meaning: 'Address to listen on; `0.0.0.0` for all interfaces (behind a balancer or in a container).',
+  },
+  {
+    name: 'DATABASE_URL',
+    default: DEFAULT_DATABASE_URL,
+    file: true,
+    meaning:
+      "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
+  },
+  {
+    name: 'DATABASE_POOL_MAX',
+    default: `${DEFAULT_POOL_MAX}`,
+    meaning: `PostgreSQL connections per process, 1–${MAX_POOL}. Instances × workers × this must stay below the server's \`max_connections\`.`,
+  },
+  {
+    name: 'DATABASE_STATEMENT_TIMEOUT_MS',
+    default: `${DEFAULT_STATEMENT_TIMEOUT_MS}`,
+    meaning: `PostgreSQL: longest a statement (and a wait for a connection) may take, in ms, 1–${MAX_STATEMENT_TIMEOUT_MS}; past it the request gets 503.`,
+  },
+  {
+    name: 'API_KEYS',
+    default: '(none)',
+    file: true,
+    meaning: `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. When set, no first key is created or printed.`,
+  },
+  {
+    name: 'LOG_LEVEL',
+    default: DEFAULT_LOG_LEVEL,
+    meaning: `Log level: ${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`,
+  },
+  {
+    name: 'WORKERS',
+    default: '1',
+    meaning: `Processes sharing the port on this machine (node:cluster), 1–${MAX_WORKERS}, or \`auto\` for one per CPU. On SQLite, writes still go one at a time (WAL); reads scale.`,
+  },
+  {
+    name: 'RATE_LIMIT_PER_MINUTE',
+    default: `${DEFAULT_RATE_LIMIT_PER_MINUTE}`,
+    meaning: 'Requests per API key per minute, per process (0 = off). See "Rate limits" below.',
+  },
+  {
+    name: 'METRICS_ENABLED',
+    default: 'true',
+    meaning:
+      'Serve Prometheus metrics at `GET /metrics`, on a listener of their own (no key needed there), never on `PORT`. Accepts `true/false`, `1/0`, `yes/no`, `on/off`.',
+  },
+  {
+    name: 'METRICS_HOST',
+    default: DEFAULT_HOST,
+    meaning: 'Address of the metrics listener (the container image sets `0.0.0.0`, for a scraper on the container network).',
+  },
+  {
+    name: 'METRICS_PORT',
+    default: `${DEFAULT_METRICS_PORT}`,
+    meaning: 'Port of the metrics listener, 0–65535 (0 picks a free one); must differ from `PORT`.',
+  },
+  {
+    name: 'PUBLIC_URL',
+    default: '(none)',
+    meaning:
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+  },
+  {
+    name: 'COPY_FROM_URL',
+    default: '`DATABASE_URL`',
+    file: true,
+    meaning: '`copy` only: the database to copy from when `--from` is not given (any form `DATABASE_URL` takes).',
+  },
+  {
+    name: 'COPY_TO_URL',
+    default: '(none)',
+    file: true,
+    meaning:
+      '`copy` only: the database to copy into when `--to` is not given. Pass PostgreSQL URLs here, not in flags (`ps` shows flags to every local user).',
+  },
+]
+
 /** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
 export interface PoolSettings {
   poolMax: number
@@ -65,31 +188,108 @@ export interface PoolSettings {
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Config {
   const pool = {
-    poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, 1000),
-    statementTimeoutMs: parseInteger(env.DATABASE_STATEMENT_TIMEOUT_MS, 'DATABASE_STATEMENT_TIMEOUT_MS', 5000, 1, 600_000),
+    poolMax: parseInteger(env.DATABASE_POOL_MAX, 'DATABASE_POOL_MAX', DEFAULT_POOL_MAX, 1, MAX_POOL),
+    statementTimeoutMs: parseInteger(
+      env.DATABASE_STATEMENT_TIMEOUT_MS,
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      DEFAULT_STATEMENT_TIMEOUT_MS,
+      1,
+      MAX_STATEMENT_TIMEOUT_MS,
+    ),
   }
-  const database = parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, cwd, pool)
-  const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, 64)
+  const database = parseDatabaseUrl(secretVariable(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL, cwd, pool)
+  const workers = env.WORKERS === 'auto' ? availableParallelism() : parseInteger(env.WORKERS, 'WORKERS', 1, 1, MAX_WORKERS)
   if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
     throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
   }
+  const port = parsePort(env.PORT)
+  const metricsPort = parseInteger(env.METRICS_PORT, 'METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535)
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT', 'must differ from PORT: the metrics have their own listener, off the public port.')
+  }
   return Object.freeze({
-    port: parsePort(env.PORT),
-    host: parseHost(env.HOST),
+    port,
+    host: parseHost(env.HOST, 'HOST'),
     database: Object.freeze(database),
-    apiKeys: Object.freeze(parseApiKeys(env.API_KEYS)),
+    apiKeys: Object.freeze(parseApiKeys(secretVariable(env, 'API_KEYS'))),
     logLevel: parseLogLevel(env.LOG_LEVEL),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     workers,
     metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
+    metricsHost: parseHost(env.METRICS_HOST, 'METRICS_HOST'),
+    metricsPort,
     rateLimitPerMinute: parseInteger(
       env.RATE_LIMIT_PER_MINUTE,
       'RATE_LIMIT_PER_MINUTE',
       DEFAULT_RATE_LIMIT_PER_MINUTE,
       0,
-      10_000_000,
+      MAX_RATE_LIMIT_PER_MINUTE,
     ),
   })
+}
+
+/** A database URL for `copy` and where it came from (a flag or a variable), to name it in errors. */
+export interface NamedDatabaseUrl {
+  readonly url: string
+  /** `--from`, `COPY_FROM_URL`, `DATABASE_URL`, `--to` or `COPY_TO_URL`. */
+  readonly name: string
+}
+
+/**
+ * The two databases of `copy`: each flag when given, else the environment, so no password needs to
+ * be on the command line (where `ps` shows it to every local user). The source falls back to
+ * COPY_FROM_URL, then DATABASE_URL, then DEFAULT_DATABASE_URL; the target to COPY_TO_URL.
+ * Throws ConfigError naming COPY_TO_URL when no target is given either way.
+ */
+export function loadCopyUrls(
+  flags: { from?: string | undefined; to?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): { from: NamedDatabaseUrl; to: NamedDatabaseUrl } {
+  // Each source is read only if the ones before it are unset: an unreadable DATABASE_URL_FILE does
+  // not matter when --from is given.
+  const from = firstSet([
+    ['--from', () => flags.from],
+    ['COPY_FROM_URL', () => secretVariable(env, 'COPY_FROM_URL')],
+    ['DATABASE_URL', () => secretVariable(env, 'DATABASE_URL')],
+    ['DATABASE_URL', () => DEFAULT_DATABASE_URL],
+  ])
+  const to = firstSet([
+    ['--to', () => flags.to],
+    ['COPY_TO_URL', () => secretVariable(env, 'COPY_TO_URL')],
+  ])
+  if (!from || !to) throw new ConfigError('COPY_TO_URL', 'is not set and no --to was given: name the database to copy into.')
+  return { from, to }
+}
+
+/**
+ * The value of a variable that may hold a secret: `name` itself, or the content of the file named by
+ * `name`_FILE (Docker and Kubernetes secrets are mounted as files), without its trailing line break.
+ * Undefined when neither is set. Throws ConfigError when both are set (naming both), or when the
+ * file cannot be read or is empty (naming the file, never echoing its content).
+ */
+function secretVariable(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const fileVariable = `${name}_FILE`
+  const path = env[fileVariable]
+  if (path === undefined || path === '') return env[name]
+  if (env[name] !== undefined && env[name] !== '') throw new ConfigError(name, `and ${fileVariable} are both set: set only one.`)
+  let content: string
+  try {
+    content = readFileSync(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error'
+    throw new ConfigError(fileVariable, `names a file that cannot be read (${code}): ${path}`)
+  }
+  const value = content.replace(/(\r?\n)+$/, '')
+  if (value === '') throw new ConfigError(fileVariable, `names an empty file: ${path}`)
+  return value
+}
+
+function firstSet(candidates: Array<[string, () => string | undefined]>): NamedDatabaseUrl | undefined {
+  for (const [name, read] of candidates) {
+    const url = read()
+    if (url !== undefined && url !== '') return { name, url }
+  }
+  return undefined
 }
 
 function parseBoolean(value: string | undefined, variable: string, fallback: boolean): boolean {
@@ -100,7 +300,7 @@ function parseBoolean(value: string | undefined, variable: string, fallback: boo
 }
 
 function parsePort(value: string | undefined): number {
-  return parseInteger(value, 'PORT', 8080, 0, 65535)
+  return parseInteger(value, 'PORT', DEFAULT_PORT, 0, 65535)
 }
 
 function parseInteger(value: string | undefined, variable: string, fallback: number, min: number, max: number): number {
@@ -112,9 +312,9 @@ function parseInteger(value: string | undefined, variable: string, fallback: num
   return number
 }
 
-function parseHost(value: string | undefined): string {
-  if (value === undefined || value === '') return '127.0.0.1'
-  if (/\s/.test(value)) throw new ConfigError('HOST', 'must be a host name or IP address, without spaces.')
+function parseHost(value: string | undefined, variable: string): string {
+  if (value === undefined || value === '') return DEFAULT_HOST
+  if (/\s/.test(value)) throw new ConfigError(variable, 'must be a host name or IP address, without spaces.')
   return value
 }
 
@@ -126,7 +326,7 @@ function parseHost(value: string | undefined): string {
 export function parseDatabaseUrl(
   value: string,
   cwd: string,
-  pool: PoolSettings = { poolMax: DEFAULT_POOL_MAX, statementTimeoutMs: 5000 },
+  pool: PoolSettings = { poolMax: DEFAULT_POOL_MAX, statementTimeoutMs: DEFAULT_STATEMENT_TIMEOUT_MS },
   variable = 'DATABASE_URL',
 ): DatabaseConfig {
   if (value.startsWith('sqlite:')) {
@@ -155,11 +355,12 @@ function parseApiKeys(value: string | undefined): string[] {
     .map((key) => key.trim())
     .filter((key) => key !== '')
   keys.forEach((key, index) => {
-    // RFC 6750 b64token, so a client can send it; 16+ characters so it is not guessable.
-    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || key.length < 16) {
+    // RFC 6750 b64token, so a client can send it; long and varied enough not to be guessed
+    // (key-strength.ts). The message never repeats the key.
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || !isStrongEnough(key)) {
       throw new ConfigError(
         'API_KEYS',
-        `entry ${index + 1} is not usable: each key must be at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), separated by commas.`,
+        `entry ${index + 1} is not usable: each key must be at least ${MIN_CONFIGURED_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), random (an estimated ${MIN_CONFIGURED_KEY_BITS}+ bits: no repeated, alternating or sequential patterns), separated by commas. Generate one with: openssl rand -base64 32`,
       )
     }
   })
@@ -167,7 +368,7 @@ function parseApiKeys(value: string | undefined): string[] {
 }
 
 function parseLogLevel(value: string | undefined): LogLevel {
-  if (value === undefined || value === '') return 'info'
+  if (value === undefined || value === '') return DEFAULT_LOG_LEVEL
   const level = LOG_LEVELS.find((candidate) => candidate === value.toLowerCase())
   if (!level) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}.`)
   return level

@@ -14,6 +14,8 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const CLI = join(REPO_ROOT, 'dist', 'cli.js')
 /** The line `serve` prints once it listens; group 1 is the port. */
 export const LISTENING = /^Animal Store listening on http:\/\/127\.0\.0\.1:(\d+)\/v1 /m
+/** The line `serve` prints, before LISTENING, when metrics are on; group 1 is the metrics origin. */
+export const METRICS_LISTENING = /^Prometheus metrics on (http:\/\/[^/\s]+)\/metrics$/m
 /** The shape of a generated API key. */
 export const GENERATED_KEY = /^ask_[A-Za-z0-9_-]{43}$/
 
@@ -39,9 +41,12 @@ export function assertBuilt(): void {
   assert.deepEqual(stale, [], 'dist/ is missing or older than src/: run `npx tsc -p .` (or `npm test`, which builds first)')
 }
 
-/** A clean environment for the CLI: PATH plus `variables`, so nothing leaks in from the test runner. */
+/**
+ * A clean environment for the CLI: PATH plus `variables`, so nothing leaks in from the test runner;
+ * METRICS_PORT=0 unless given, so that servers started at once do not compete for port 9464.
+ */
 export function cliEnv(variables: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', ...variables }
+  return { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...variables }
 }
 
 /** How a child process ended and what it printed. */
@@ -118,6 +123,8 @@ export interface ServeProcess {
   port: number
   /** `http://127.0.0.1:PORT` */
   origin: string
+  /** `http://HOST:METRICS_PORT`, where GET /metrics is served; undefined when metrics are off. */
+  metricsOrigin: string | undefined
   /** Everything printed so far. */
   stdout(): string
   stderr(): string
@@ -132,13 +139,13 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `node dist/cli.js serve` on 127.0.0.1 with PORT=0 (overridable through `env`) and resolves
+ * Starts `node dist/cli.js serve` on 127.0.0.1 with PORT=0 and METRICS_PORT=0 (overridable through `env`) and resolves
  * once it prints its listening line; rejects with its output if it exits or is silent for `timeoutMs`.
  */
 export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI, 'serve'], {
     cwd: REPO_ROOT,
-    env: { PORT: '0', HOST: '127.0.0.1', ...env },
+    env: { PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const pid = child.pid
@@ -197,6 +204,7 @@ export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 15_000): Pr
       pid,
       port,
       origin: `http://127.0.0.1:${port}`,
+      metricsOrigin: METRICS_LISTENING.exec(stdout)?.[1],
       stdout: () => stdout,
       stderr: () => stderr,
       exited,

@@ -1,7 +1,7 @@
 // The built operator CLI as a child process: help, migrate, keys create/list/revoke, configuration errors, the first key and revocation.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -110,6 +110,26 @@ async function query(db: TestDb, text: string): Promise<Array<Record<string, unk
   }
 }
 
+/** Runs one writing statement against the test database (to stage data older rules let in). */
+async function execute(db: TestDb, text: string): Promise<void> {
+  if (db.database === 'sqlite') {
+    const handle = new Database(db.url.slice('sqlite:'.length), { fileMustExist: true })
+    try {
+      handle.exec(text)
+    } finally {
+      handle.close()
+    }
+    return
+  }
+  const client = new pg.Client({ connectionString: db.url })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
 function readApiKeyRows(db: TestDb): Promise<Array<Record<string, unknown>>> {
   return query(db, 'select name, prefix, hash, revoked_at from api_keys order by id')
 }
@@ -160,6 +180,8 @@ describe('animal-store CLI', () => {
       ['PUBLIC_URL', 'ftp://x', /^animal-store: PUBLIC_URL must be an absolute http\(s\) URL ending in \/v1/],
       ['API_KEYS', 'short', /^animal-store: API_KEYS entry 1 is not usable/],
       ['API_KEYS', `${CONFIGURED_KEY},s3cret!Value-that-is-long-enough`, /^animal-store: API_KEYS entry 2 is not usable/],
+      ['API_KEYS', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', /^animal-store: API_KEYS entry 1 is not usable/],
+      ['API_KEYS_FILE', '/nonexistent/s3cret-keys', /^animal-store: API_KEYS_FILE names a file that cannot be read \(ENOENT\)/],
     ]
     // Each case has its own folder; all start at once, then each is checked in its own test.
     const runs: Array<{ db: ReturnType<typeof tempDatabase>; result: Promise<CliResult> }> = []
@@ -185,7 +207,7 @@ describe('animal-store CLI', () => {
         const output = result.stdout + result.stderr
         if (variable === 'API_KEYS')
           for (const key of value.split(',')) assert.equal(output.includes(key), false, `echoes ${key}`)
-        assert.equal(output.includes('s3cret'), false, 'the output echoes a secret')
+        if (variable !== 'API_KEYS_FILE') assert.equal(output.includes('s3cret'), false, 'the output echoes a secret')
       })
     })
 
@@ -288,6 +310,21 @@ describe('animal-store CLI', () => {
       ],
       ['revoking id 0', ['keys', 'revoke', '0'], /^animal-store: key id must be a positive integer/],
       ['keys create gets an empty --name', ['keys', 'create', '--name', ''], /^animal-store: --name must not be empty$/],
+      [
+        'keys create gets a --name with a line break (it would forge a row of keys list)',
+        ['keys', 'create', '--name', 'ci\n99  forged  ask_AAAAAAAA…'],
+        /^animal-store: --name must be 1 to 100 printable characters \(no line breaks, tabs or other control characters\)$/,
+      ],
+      [
+        'keys create gets a --name with a terminal escape',
+        ['keys', 'create', '--name', '\u001b[2Jci'],
+        /^animal-store: --name must be 1 to 100 printable/,
+      ],
+      [
+        'keys create gets a --name of 101 characters',
+        ['keys', 'create', '--name', 'n'.repeat(101)],
+        /^animal-store: --name must be 1 to 100 printable/,
+      ],
     ]
     for (const [when, args, line] of failures) {
       it(`exits non-zero with one "animal-store:" line on stderr when ${when}`, async () => {
@@ -311,6 +348,45 @@ describe('animal-store CLI', () => {
         assert.doesNotMatch(result.stderr, STACK_FRAME)
         assert.equal(result.stdout, '')
         assert.deepEqual(await readApiKeyRows(db).catch(() => []), [], 'no key is stored')
+      } finally {
+        await db.cleanup()
+      }
+    })
+
+    it('keys create stores a name of 100 printable characters, any script, as given', async () => {
+      const db = await testDatabase(database)
+      try {
+        const name = `Équipe 名前 🐕 ${'x'.repeat(88)}`
+        assert.equal([...name].length, 100)
+        parseCreatedKey(await runCli(['keys', 'create', '--name', name], cliEnv({ DATABASE_URL: db.url })))
+        assert.deepEqual(
+          (await readApiKeyRows(db)).map((row) => row.name),
+          [name],
+        )
+      } finally {
+        await db.cleanup()
+      }
+    })
+
+    it('keys list and keys revoke escape a name stored before the rule, so it cannot forge rows or send escapes', async () => {
+      const db = await testDatabase(database)
+      try {
+        const env = cliEnv({ DATABASE_URL: db.url })
+        const created = parseCreatedKey(await runCli(['keys', 'create', '--name', 'placeholder'], env))
+        const stored = 'ci\n99  forged  ask_AAAAAAAA…  2030-01-01T00:00:00.000Z  -\u001b[2J\u202e'
+        await execute(db, `update api_keys set name = '${stored}' where id = ${created.id}`)
+        const list = await runCli(['keys', 'list'], env)
+        assert.equal(list.code, 0, list.stderr)
+        assert.equal(list.stdout.trimEnd().split('\n').length, 2, `one header and one row:\n${list.stdout}`)
+        assert.equal(parseKeyList(list.stdout)[0]?.ID, created.id)
+        assert.ok(list.stdout.includes('ci\\u{a}99'), list.stdout)
+        assert.equal(
+          ['\u001b', '\u202e'].some((raw) => list.stdout.includes(raw)),
+          false,
+          'a raw ESC or bidi override is printed',
+        )
+        const revoke = await runCli(['keys', 'revoke', created.id], env)
+        assert.match(revoke.stdout, /^Revoked API key \d+ \(ci\\u\{a\}99 .*\\u\{1b\}\[2J\\u\{202e\}\) at \S+\.\n$/)
       } finally {
         await db.cleanup()
       }
@@ -389,27 +465,37 @@ describe('animal-store CLI', () => {
       }
     })
 
-    it('with API_KEYS set and no stored key, creates and prints no key, and accepts the configured one', async () => {
-      const db = await testDatabase(database)
-      try {
-        const server = await startServe(cliEnv({ DATABASE_URL: db.url, API_KEYS: CONFIGURED_KEY }))
+    for (const variable of ['API_KEYS', 'API_KEYS_FILE'] as const)
+      it(`with ${variable} set and no stored key, creates and prints no key, and accepts the configured one`, async () => {
+        const db = await testDatabase(database)
+        const secrets = tempDir()
         try {
-          assert.doesNotMatch(server.stdout(), ANY_GENERATED_KEY)
-          assert.doesNotMatch(server.stdout(), /not shown again/)
-          assert.equal((await get(server.origin, CONFIGURED_KEY)).status, 200)
-          const wrong = await get(server.origin, `${CONFIGURED_KEY}x`)
-          assert.equal(wrong.status, 401)
-          assert.equal(((await wrong.json()) as { code: string }).code, 'invalid_api_key')
-          assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
-          assert.equal(`${server.stdout()}${server.stderr()}`.includes(CONFIGURED_KEY), false, 'the key is printed or logged')
+          const keysFile = join(secrets.path, 'api-keys')
+          writeFileSync(keysFile, `${CONFIGURED_KEY}\n`)
+          const server = await startServe(
+            cliEnv({
+              DATABASE_URL: db.url,
+              ...(variable === 'API_KEYS' ? { API_KEYS: CONFIGURED_KEY } : { API_KEYS_FILE: keysFile }),
+            }),
+          )
+          try {
+            assert.doesNotMatch(server.stdout(), ANY_GENERATED_KEY)
+            assert.doesNotMatch(server.stdout(), /not shown again/)
+            assert.equal((await get(server.origin, CONFIGURED_KEY)).status, 200)
+            const wrong = await get(server.origin, `${CONFIGURED_KEY}x`)
+            assert.equal(wrong.status, 401)
+            assert.equal(((await wrong.json()) as { code: string }).code, 'invalid_api_key')
+            assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
+            assert.equal(`${server.stdout()}${server.stderr()}`.includes(CONFIGURED_KEY), false, 'the key is printed or logged')
+          } finally {
+            server.kill()
+          }
+          assert.deepEqual(await readApiKeyRows(db), [])
         } finally {
-          server.kill()
+          secrets.remove()
+          await db.cleanup()
         }
-        assert.deepEqual(await readApiKeyRows(db), [])
-      } finally {
-        await db.cleanup()
-      }
-    })
+      })
 
     it(`accepts a key created while it runs, and refuses it within KEY_REFRESH_MS (${KEY_REFRESH_MS} ms) of keys revoke`, async (t) => {
       const db = await testDatabase(database)
@@ -475,6 +561,27 @@ describe('animal-store CLI', () => {
         db.remove()
       }
     })
+
+    for (const workers of ['1', '2']) {
+      it(`exits 1 naming METRICS_PORT when the metrics port is already in use (WORKERS=${workers})`, async () => {
+        const db = tempDatabase()
+        const { blocker, port } = await holdPort()
+        try {
+          const result = await runCli(
+            ['serve'],
+            cliEnv({ DATABASE_URL: db.url, PORT: '0', METRICS_PORT: String(port), WORKERS: workers, API_KEYS: CONFIGURED_KEY }),
+          )
+          assertOneLineFailure(
+            result,
+            /^animal-store: the metrics listener cannot listen on 127\.0\.0\.1:\d+ \(EADDRINUSE\): set METRICS_PORT/,
+          )
+          assert.equal(result.code, 1)
+        } finally {
+          blocker.close()
+          db.remove()
+        }
+      })
+    }
 
     it('shows the first key even when that first start cannot listen (it is stored by then)', async () => {
       const db = tempDatabase()

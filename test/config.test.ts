@@ -1,7 +1,16 @@
 // loadConfig(): defaults, accepted forms, and a clear error naming the variable for every bad value.
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { chmodSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { generateApiKey } from '../src/api-keys.js'
+import { ConfigError, loadConfig, loadCopyUrls } from '../src/config.js'
+import { estimateEntropyBits } from '../src/key-strength.js'
+import { tempDir } from './helpers.js'
+
+/** Two keys as an operator would generate them (24 random bytes, base64url). */
+const KEY_1 = 'VmK7fmMSJjj2h6pgkbKTqRkoV0_lt6II'
+const KEY_2 = 'dsBKixa5VVB5C3-S2nrRHqjDiTS0_XKx'
 
 describe('configuration (loadConfig)', () => {
   it('has the documented defaults', () => {
@@ -21,7 +30,7 @@ describe('configuration (loadConfig)', () => {
         PORT: '0',
         HOST: '0.0.0.0',
         DATABASE_URL: 'sqlite:/var/lib/pets.db',
-        API_KEYS: ' first-key-0123456789 ,second-key-0123456789,',
+        API_KEYS: ` ${KEY_1} ,${KEY_2},`,
         LOG_LEVEL: 'WARN',
         PUBLIC_URL: 'https://api.example.com/v1/',
       },
@@ -30,7 +39,7 @@ describe('configuration (loadConfig)', () => {
     assert.equal(config.port, 0)
     assert.equal(config.host, '0.0.0.0')
     assert.deepEqual(config.database, { dialect: 'sqlite', path: '/var/lib/pets.db' })
-    assert.deepEqual(config.apiKeys, ['first-key-0123456789', 'second-key-0123456789'])
+    assert.deepEqual(config.apiKeys, [KEY_1, KEY_2])
     assert.equal(config.logLevel, 'warn')
     assert.equal(config.publicUrl, 'https://api.example.com/v1')
   })
@@ -77,8 +86,142 @@ describe('configuration (loadConfig)', () => {
   it('never repeats an API_KEYS value in its error', () => {
     const secret = 'not ok secret with spaces 123456'
     assert.throws(
-      () => loadConfig({ API_KEYS: `good-key-0123456789abcdef,${secret}` }, '/w'),
+      () => loadConfig({ API_KEYS: `${KEY_1},${secret}` }, '/w'),
       (error: unknown) => error instanceof ConfigError && !error.message.includes(secret) && /entry 2/.test(error.message),
     )
+  })
+
+  describe('API_KEYS entries must be long and random (at least 22 characters and an estimated 64 bits)', () => {
+    const weak: Array<[string, string]> = [
+      ['aaaaaaaaaaaaaaaaaaaaaaaa', 'one repeated character'],
+      ['abababababababababababab', 'two alternating characters'],
+      ['0123456789abcdefghijklmn', 'a run of consecutive characters'],
+      ['0123456789abcdef', '16 distinct characters, but too short and sequential'],
+      ['Password123456789!Passw', 'a password with a counting run'],
+      ['Xk3_pQ9-vR2', 'random, but shorter than 22 characters'],
+    ]
+    for (const [key, why] of weak) {
+      it(`refuses ${key} (${why}) without echoing it`, () => {
+        assert.throws(
+          () => loadConfig({ API_KEYS: key }, '/w'),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.variable === 'API_KEYS' &&
+            !error.message.includes(key) &&
+            /64\+ bits/.test(error.message),
+        )
+      })
+    }
+    const strong: Array<[string, string]> = [
+      [generateApiKey().key, 'a generated ask_ key'],
+      [KEY_1, '32 random base64url characters'],
+      ['kZ8vQ2mX7pL4nR9tW1yB6c', '22 random base64url characters'],
+      [
+        '3q2+7w8Zr0Q9YbVxk1mN4tUuP5sE6dJ7fH8gK9lA0c4=',
+        '44 base64 characters with + and = (the shape openssl rand -base64 32 prints)',
+      ],
+    ]
+    for (const [key, why] of strong) {
+      it(`accepts ${why}`, () => assert.deepEqual(loadConfig({ API_KEYS: key }, '/w').apiKeys, [key]))
+    }
+    it('estimates entropy as documented: 0 bits for a repeat, 16 for abab…, about 5 for 0123456789abcdef', () => {
+      assert.equal(estimateEntropyBits('aaaaaaaaaaaaaaaa'), 0)
+      assert.equal(Math.round(estimateEntropyBits('abababababababab')), 15)
+      assert.ok(estimateEntropyBits('0123456789abcdef') < 6)
+      assert.ok(estimateEntropyBits(generateApiKey().key) > 150)
+    })
+  })
+
+  describe('secrets from files (VARIABLE_FILE, as Docker and Kubernetes mount them)', () => {
+    const dir = tempDir()
+    after(() => dir.remove())
+    const file = (name: string, content: string) => {
+      const path = join(dir.path, name)
+      writeFileSync(path, content)
+      return path
+    }
+
+    it('reads API_KEYS_FILE and DATABASE_URL_FILE, without the trailing line break', () => {
+      const config = loadConfig(
+        {
+          API_KEYS_FILE: file('keys', `${KEY_1},${KEY_2}\n`),
+          DATABASE_URL_FILE: file('url', 'postgres://app:s3cr3t@db:5432/pets\r\n'),
+        },
+        '/w',
+      )
+      assert.deepEqual(config.apiKeys, [KEY_1, KEY_2])
+      assert.equal(config.database.dialect === 'postgres' && config.database.url, 'postgres://app:s3cr3t@db:5432/pets')
+    })
+
+    it('reads COPY_FROM_URL_FILE and COPY_TO_URL_FILE for copy, and DATABASE_URL_FILE as its default source', () => {
+      const to = file('to', 'postgres://app:s3cr3t@db/target\n')
+      assert.deepEqual(loadCopyUrls({}, { COPY_FROM_URL_FILE: file('from', 'sqlite:a.db\n'), COPY_TO_URL_FILE: to }), {
+        from: { name: 'COPY_FROM_URL', url: 'sqlite:a.db' },
+        to: { name: 'COPY_TO_URL', url: 'postgres://app:s3cr3t@db/target' },
+      })
+      assert.deepEqual(loadCopyUrls({}, { DATABASE_URL_FILE: file('db', 'sqlite:b.db'), COPY_TO_URL_FILE: to }).from, {
+        name: 'DATABASE_URL',
+        url: 'sqlite:b.db',
+      })
+    })
+
+    it('reads no further source for copy than it needs: an unreadable DATABASE_URL_FILE does not matter with --from', () => {
+      const env = { DATABASE_URL_FILE: join(dir.path, 'no-such-file'), COPY_TO_URL: 'sqlite:b.db' }
+      assert.deepEqual(loadCopyUrls({ from: 'sqlite:a.db' }, env).from, { name: '--from', url: 'sqlite:a.db' })
+      assert.throws(
+        () => loadCopyUrls({}, env),
+        (error: unknown) => error instanceof ConfigError && error.variable === 'DATABASE_URL_FILE',
+      )
+    })
+
+    for (const name of ['API_KEYS', 'DATABASE_URL', 'COPY_TO_URL']) {
+      it(`refuses ${name} and ${name}_FILE both set, naming both`, () => {
+        const path = file(`${name}.both`, KEY_1)
+        assert.throws(
+          () =>
+            name === 'COPY_TO_URL'
+              ? loadCopyUrls({}, { [name]: 'sqlite:x', [`${name}_FILE`]: path })
+              : loadConfig({ [name]: KEY_2, [`${name}_FILE`]: path }, '/w'),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.message.startsWith(`${name} and ${name}_FILE are both set`) &&
+            !error.message.includes(KEY_1) &&
+            !error.message.includes(KEY_2),
+        )
+      })
+    }
+
+    it('names the variable and the file, never its content, when the file cannot be read', () => {
+      const missing = join(dir.path, 'no-such-file')
+      assert.throws(
+        () => loadConfig({ DATABASE_URL_FILE: missing }, '/w'),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.variable === 'DATABASE_URL_FILE' &&
+          error.message.includes('(ENOENT)') &&
+          error.message.includes(missing),
+      )
+      const unreadable = file('unreadable', 'postgres://app:s3cr3t@db/x')
+      chmodSync(unreadable, 0o000)
+      if (process.getuid?.() !== 0) {
+        assert.throws(
+          () => loadConfig({ DATABASE_URL_FILE: unreadable }, '/w'),
+          (error: unknown) =>
+            error instanceof ConfigError && /\(EACCES\)/.test(error.message) && !error.message.includes('s3cr3t'),
+        )
+      }
+      assert.throws(
+        () => loadConfig({ API_KEYS_FILE: file('empty', '\n') }, '/w'),
+        (error: unknown) =>
+          error instanceof ConfigError && error.variable === 'API_KEYS_FILE' && /empty file/.test(error.message),
+      )
+    })
+
+    it('refuses a weak key read from API_KEYS_FILE as it would from API_KEYS', () => {
+      assert.throws(
+        () => loadConfig({ API_KEYS_FILE: file('weak', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaa\n') }, '/w'),
+        (error: unknown) => error instanceof ConfigError && error.variable === 'API_KEYS' && !error.message.includes('aaaa'),
+      )
+    })
   })
 })

@@ -320,6 +320,32 @@ describe('animal-store copy: refusals and verification (SQLite)', () => {
     )
   })
 
+  it('takes both URLs from COPY_FROM_URL and COPY_TO_URL, so no password is on the command line', async () => {
+    const targetPath = join(dir.path, 'from-env.db')
+    const result = await runCli(['copy'], cliEnv({ COPY_FROM_URL: from, COPY_TO_URL: `sqlite:${targetPath}` }))
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^verified: /m)
+    assert.deepEqual(
+      await withStore(sqliteConfig(targetPath), (store) => rowsAsText(store.db)),
+      await withStore(sqliteConfig(sourcePath), (store) => rowsAsText(store.db)),
+    )
+  })
+
+  it('copies from DATABASE_URL when neither --from nor COPY_FROM_URL is given; a flag wins over the variable', async () => {
+    const targetPath = join(dir.path, 'from-database-url.db')
+    const env = cliEnv({ DATABASE_URL: from, COPY_TO_URL: `sqlite:${join(dir.path, 'not-this.db')}` })
+    const result = await runCli(['copy', '--to', `sqlite:${targetPath}`], env)
+    assert.equal(result.code, 0, result.stderr)
+    assert.match(result.stdout, /^verified: .*\(7 pets, 2 API keys\)$/m)
+    assert.equal(existsSync(join(dir.path, 'not-this.db')), false)
+  })
+
+  it('names the variable, and never prints the password, when COPY_TO_URL names an unreachable PostgreSQL', async () => {
+    const result = await runCli(['copy'], cliEnv({ COPY_FROM_URL: from, COPY_TO_URL: 'postgres://user:s3cr3t@127.0.0.1:1/db' }))
+    assertOneLineFailure(result, /^animal-store: COPY_TO_URL: the database is unavailable/)
+    assert.doesNotMatch(result.stdout + result.stderr, /s3cr3t/)
+  })
+
   const unused = () => `sqlite:${join(dir.path, 'unused.db')}`
   for (const [title, args, line] of [
     [
@@ -342,7 +368,16 @@ describe('animal-store copy: refusals and verification (SQLite)', () => {
       () => ['--from', from, '--to', from],
       /^animal-store: --from and --to name the same database$/,
     ],
-    ['a missing --to', () => ['--from', from], /required option '--to <url>' not specified/],
+    [
+      'a missing --to (and no COPY_TO_URL), naming both',
+      () => ['--from', from],
+      /^animal-store: COPY_TO_URL is not set and no --to was given/,
+    ],
+    [
+      'a mistyped flag carrying a URL, echoing it without the password',
+      () => ['--from', from, '--to', unused(), '--replac=postgres://user:s3cr3t@db.example/x'],
+      /^error: unknown option '--replac=postgres:\/\/user:\*\*\*@db\.example\/x'/,
+    ],
   ] as const) {
     it(`refuses ${title}`, async () => {
       const result = await runCli(['copy', ...args()], cliEnv({}))

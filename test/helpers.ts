@@ -12,6 +12,7 @@ import { createKey } from '../src/commands/keys.js'
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, type LogLevel } from '../src/config.js'
 import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
 import { createMetricsRegistry } from '../src/http/metrics.js'
+import { registrySource, startMetricsServer } from '../src/http/metrics-server.js'
 import { parseJsonNumber } from '../src/int64.js'
 import { createLogger } from '../src/logger.js'
 import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
@@ -28,6 +29,8 @@ export function tempDir(): { path: string; remove: () => void } {
 export interface TestServer {
   /** `http://127.0.0.1:PORT` (no `/v1`). */
   origin: string
+  /** `http://127.0.0.1:PORT` of the metrics listener, when started with `metrics: true`. */
+  metricsOrigin: string | undefined
   /** A stored, valid API key. */
   key: string
   store: Store
@@ -77,7 +80,7 @@ export interface ServerOptions {
   apiKeys?: string[]
   publicUrl?: string
   keyRefreshMs?: number
-  /** Serve GET /metrics (as METRICS_ENABLED=true does). */
+  /** Count requests and serve GET /metrics on a listener of its own (as METRICS_ENABLED=true does). */
   metrics?: boolean
   /** RATE_LIMIT_PER_MINUTE; the production default unless given. */
   rateLimitPerMinute?: number
@@ -112,17 +115,20 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     metrics,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
+  const metricsServer =
+    metrics && (await startMetricsServer(registrySource(metrics.registry), { host: '127.0.0.1', port: 0 }, () => {}))
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0
   return {
     origin: `http://127.0.0.1:${port}`,
+    metricsOrigin: metricsServer ? `http://127.0.0.1:${metricsServer.port}` : undefined,
     key,
     store,
     app,
     keys,
     logs,
     async close() {
-      await app.close()
+      await Promise.all([app.close(), metricsServer?.close()])
       keys.close()
       await store.close()
       await database.drop()

@@ -249,7 +249,7 @@ describeEachDatabase('service lifecycle', (database) => {
         if (line.startsWith('{')) continue
         assert.match(
           line,
-          /^(API keys: |Animal Store listening on )/,
+          /^(API keys: |Prometheus metrics on |Animal Store listening on )/,
           `stdout line that is neither a log nor the banner: ${line}`,
         )
       }

@@ -1,8 +1,10 @@
-// GET /metrics (Prometheus text): request counts and durations by operation and status, pool gauges
-// and process metrics; absent when metrics are off.
+// GET /metrics (Prometheus text) on its own listener: request counts and durations by operation and
+// status, pool gauges and process metrics; never on the public port.
 import assert from 'node:assert/strict'
-import { after, before, it } from 'node:test'
-import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
+import { after, before, describe, it } from 'node:test'
+import { loadConfig } from '../src/config.js'
+import { assertBuilt, cliEnv, killLeftovers, startServe } from './cli-process.js'
+import { call, describeEachDatabase, startServer, type TestServer, tempDir } from './helpers.js'
 
 describeEachDatabase('GET /metrics', (database) => {
   let server: TestServer
@@ -17,7 +19,7 @@ describeEachDatabase('GET /metrics', (database) => {
     await call(server, 'GET', '/v1/pets', { key: null })
     await call(server, 'GET', '/v1/pets/999')
     await call(server, 'GET', '/v1/nowhere')
-    const response = await fetch(`${server.origin}/metrics`)
+    const response = await fetch(`${server.metricsOrigin}/metrics`)
     assert.equal(response.status, 200)
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
     const text = await response.text()
@@ -38,13 +40,59 @@ describeEachDatabase('GET /metrics', (database) => {
     assert.doesNotMatch(text, new RegExp(server.key))
   })
 
-  it('is not served when metrics are off', async () => {
-    const plain = await startServer({ database })
+  it('is not served on the public port: 401 without a key, 404 with one', async () => {
+    assert.equal((await call(server, 'GET', '/metrics', { key: null })).status, 401)
+    assert.equal((await call(server, 'GET', '/metrics')).status, 404)
+  })
+
+  it('answers only GET and HEAD /metrics on the metrics listener', async () => {
+    assert.equal((await fetch(`${server.metricsOrigin}/v1/pets`)).status, 404)
+    const post = await fetch(`${server.metricsOrigin}/metrics`, { method: 'POST' })
+    assert.equal(post.status, 405)
+    assert.equal(post.headers.get('allow'), 'GET, HEAD')
+    const head = await fetch(`${server.metricsOrigin}/metrics`, { method: 'HEAD' })
+    assert.equal(head.status, 200)
+  })
+})
+
+describe('the metrics listener of `serve` (METRICS_HOST, METRICS_PORT)', () => {
+  const dir = tempDir()
+  before(assertBuilt)
+  after(() => {
+    killLeftovers()
+    dir.remove()
+  })
+
+  it('listens on 127.0.0.1:9464 by default, apart from PORT, which it may not share', () => {
+    const config = loadConfig({}, '/w')
+    assert.equal(config.metricsHost, '127.0.0.1')
+    assert.equal(config.metricsPort, 9464)
+    assert.throws(
+      () => loadConfig({ PORT: '9000', METRICS_PORT: '9000' }, '/w'),
+      /^ConfigError: METRICS_PORT must differ from PORT/,
+    )
+  })
+
+  it('serve prints where the metrics are and serves them there, not on its public port', async () => {
+    const server = await startServe(cliEnv({ DATABASE_URL: `sqlite:${dir.path}/a.db`, LOG_LEVEL: 'warn' }))
     try {
-      const response = await call(plain, 'GET', '/metrics')
-      assert.equal(response.status, 404)
+      assert.ok(server.metricsOrigin, server.stdout())
+      assert.notEqual(server.metricsOrigin, server.origin)
+      assert.match(await (await fetch(`${server.metricsOrigin}/metrics`)).text(), /^# TYPE http_requests_total counter$/m)
+      assert.equal((await fetch(`${server.origin}/metrics`)).status, 401)
+      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
     } finally {
-      await plain.close()
+      server.kill()
+    }
+  })
+
+  it('serve starts no metrics listener when METRICS_ENABLED=false', async () => {
+    const server = await startServe(cliEnv({ DATABASE_URL: `sqlite:${dir.path}/b.db`, METRICS_ENABLED: 'false' }))
+    try {
+      assert.equal(server.metricsOrigin, undefined)
+      assert.doesNotMatch(server.stdout(), /metrics/i)
+    } finally {
+      await server.stop('SIGTERM')
     }
   })
 })

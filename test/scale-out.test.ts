@@ -92,7 +92,8 @@ describe('scale-out', () => {
         assert.deepEqual(new Set(results.map((r) => r.status)), new Set([201]))
         assert.equal(new Set(results.map((r) => r.id)).size, 200)
         assert.equal((await allNames(server.origin, API_KEY)).length, 200)
-        const metrics = await (await fetch(`${server.origin}/metrics`)).text()
+        assert.equal((await fetch(`${server.origin}/metrics`)).status, 401, 'no /metrics on the public port')
+        const metrics = await (await fetch(`${server.metricsOrigin}/metrics`)).text()
         const created = /^http_requests_total\{operation="createPet",method="POST",status="201"\} (\d+)$/m.exec(metrics)?.[1]
         assert.equal(created, '200', 'metrics are summed over both workers')
         const exit = await server.stop('SIGTERM')

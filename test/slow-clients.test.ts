@@ -165,7 +165,7 @@ function checkNormal(results: NormalResult[], bound: number, since: number, t: {
 
 /** The longest event-loop delay of the service since the last call (prom-client resets it on every scrape), in ms. */
 async function serviceLoopDelayMax(server: ServeProcess): Promise<number> {
-  const response = await fetch(`${server.origin}/metrics`, { signal: AbortSignal.timeout(5000) })
+  const response = await fetch(`${server.metricsOrigin}/metrics`, { signal: AbortSignal.timeout(5000) })
   const text = await response.text()
   return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1]) * 1000
 }

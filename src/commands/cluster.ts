@@ -1,31 +1,30 @@
 // WORKERS=N: N worker processes share one port (node:cluster). The primary migrates, creates the
-// first key, forks and supervises the workers, sums their metrics for GET /metrics, and on
-// SIGTERM/SIGINT closes them all gracefully.
+// first key, forks and supervises the workers, serves their metrics summed on the metrics listener
+// (metrics-server.ts), and on SIGTERM/SIGINT closes them all gracefully.
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from '../config.js'
-import type { MetricsSource } from '../http/metrics.js'
+import { type MetricsServer, startMetricsServer } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
 
-const METRICS_REQUEST = 'animal-store:metrics-request'
-const METRICS_RESPONSE = 'animal-store:metrics-response'
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
 
 /**
  * Starts `config.workers` workers (each runs `serve` as a worker) after `prepare` (migrations and the
- * first key) ran once, here, on a store opened for it. Resolves with where the workers listen once
- * every one does; rejects (after stopping the others) if one exits first. `graceMs` bounds the close
- * on a signal, after which remaining workers are killed.
+ * first key) ran once, here, on a store opened for it, and (metrics on) the metrics listener, which
+ * answers with every worker's metrics summed. Resolves with where the workers listen once every one
+ * does, and the metrics listener; rejects (after stopping the others) if one exits first. `graceMs`
+ * bounds the close on a signal, after which remaining workers are killed.
  */
 export async function startCluster(
   config: Config,
   graceMs: number,
   prepare: (store: Store, logger: Logger) => Promise<void>,
-): Promise<{ address: string; port: number }> {
+): Promise<{ address: string; port: number; metrics: MetricsServer | undefined }> {
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database)
   try {
@@ -33,7 +32,15 @@ export async function startCluster(
   } finally {
     await store.close()
   }
-  if (config.metricsEnabled) answerMetricsRequests()
+  // prom-client's aggregator asks every worker for its registry over the cluster's IPC channel.
+  const aggregator = new AggregatorRegistry()
+  const metrics = config.metricsEnabled
+    ? await startMetricsServer(
+        async () => ({ contentType: aggregator.contentType, text: await aggregator.clusterMetrics() }),
+        { host: config.metricsHost, port: config.metricsPort },
+        (error) => logger.error({ err: error }, 'metrics could not be collected from the workers'),
+      )
+    : undefined
 
   let stopping = false
   const fork = () => cluster.fork()
@@ -49,13 +56,14 @@ export async function startCluster(
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'closing: stopping workers')
+    const metricsClosed = metrics?.close()
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined)
     const exited = Promise.all(workers.map((worker) => (worker.isDead() ? undefined : once(worker, 'exit'))))
     for (const worker of workers) worker.process.kill('SIGTERM')
     const timer = setTimeout(() => {
       for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL')
     }, graceMs)
-    await exited
+    await Promise.all([exited, metricsClosed])
     clearTimeout(timer)
   }
   process.once('SIGTERM', stop)
@@ -73,48 +81,15 @@ export async function startCluster(
       ),
     )
     starting = false
-    return listening[0] ?? { address: config.host, port: config.port }
+    return { ...(listening[0] ?? { address: config.host, port: config.port }), metrics }
   } catch (error) {
     await stop('SIGTERM')
     throw error
   }
 }
 
-/** Primary side: answers a worker's request for the summed metrics of every worker. */
-function answerMetricsRequests(): void {
-  const aggregator = new AggregatorRegistry()
-  cluster.on('message', (worker, message: { type?: string; id?: number }) => {
-    if (message?.type !== METRICS_REQUEST) return
-    aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: METRICS_RESPONSE, id: message.id, text, contentType: aggregator.contentType }),
-      (error: Error) => worker.send({ type: METRICS_RESPONSE, id: message.id, error: error.message }),
-    )
-  })
-}
-
-/**
- * Worker side: makes `registry` what the primary collects, and returns the MetricsSource that asks
- * the primary for every worker's metrics, summed (rejects after 5 s without an answer).
- */
-export function clusterMetricsSource(registry: Registry): MetricsSource {
+/** Worker side: makes `registry` what the primary's aggregator collects from this worker. */
+export function shareMetricsWithPrimary(registry: Registry): void {
   new AggregatorRegistry() // installs prom-client's worker-side listener
   AggregatorRegistry.setRegistries([registry])
-  let nextId = 0
-  return () =>
-    new Promise((resolve, reject) => {
-      const id = nextId++
-      const onMessage = (message: { type?: string; id?: number; text?: string; contentType?: string; error?: string }) => {
-        if (message?.type !== METRICS_RESPONSE || message.id !== id) return
-        process.off('message', onMessage)
-        clearTimeout(timer)
-        if (message.error !== undefined) reject(new Error(message.error))
-        else resolve({ text: message.text ?? '', contentType: message.contentType ?? registry.contentType })
-      }
-      const timer = setTimeout(() => {
-        process.off('message', onMessage)
-        reject(new Error('the primary did not answer the metrics request'))
-      }, 5000)
-      process.on('message', onMessage)
-      process.send?.({ type: METRICS_REQUEST, id })
-    })
 }

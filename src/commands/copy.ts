@@ -1,8 +1,8 @@
-// `animal-store copy --from URL --to URL [--replace]`: copies every pet and API key from one database
+// `animal-store copy [--from URL] [--to URL] [--replace]`: copies every pet and API key from one database
 // to another (moving up from SQLite to PostgreSQL), printing progress, and verifies the copy by row
 // counts and checksums on both sides before it is committed.
 import { existsSync } from 'node:fs'
-import { parseDatabaseUrl } from '../config.js'
+import { type NamedDatabaseUrl, parseDatabaseUrl } from '../config.js'
 import {
   type CopiedTable,
   type CopyProgress,
@@ -23,41 +23,45 @@ export const PROGRESS_EVERY_ROWS = 10_000
  */
 const COPY_POOL = { poolMax: 2, statementTimeoutMs: 60_000 }
 
-/** Flags of `copy`: `from` and `to` are database URLs as DATABASE_URL accepts them. */
+/**
+ * What `copy` acts on: `from` and `to` are database URLs as DATABASE_URL accepts them, each with the
+ * flag or variable it came from (config.ts loadCopyUrls), which errors name.
+ */
 export interface CopyCommandOptions {
-  from: string
-  to: string
+  from: NamedDatabaseUrl
+  to: NamedDatabaseUrl
   replace: boolean
 }
 
 const LABELS: Record<CopiedTable, string> = { pets: 'pets', api_keys: 'API keys' }
 
 /**
- * `copy --from URL --to URL [--replace]`: migrates both databases, copies every pet and API key from
+ * `copy`: migrates both databases, copies every pet and API key from
  * `from` to `to` (ids and all columns exact) in one target transaction, and prints to `out` a line
  * `copied N/TOTAL pets` every PROGRESS_EVERY_ROWS rows and at the end of each table, a `source:` and
  * a `target:` line (row counts and SHA-256 checksums), then `verified: …`.
  *
- * Throws (the target unchanged) when a URL is not usable (ConfigError naming `--from`/`--to`; URLs are
- * never echoed), when `from` is not an existing SQLite file, when both name the same database, when
+ * Throws (the target unchanged) when a URL is not usable (ConfigError naming its flag or variable;
+ * URLs are never echoed), when `from` is not an existing SQLite file, when both name the same database, when
  * the target holds any pet or key and `replace` is false, when the checksums differ (after printing
  * both lines), or on a database error.
  */
 export async function copy(options: CopyCommandOptions, out: NodeJS.WritableStream, cwd: string = process.cwd()): Promise<void> {
-  const from = parseDatabaseUrl(options.from, cwd, COPY_POOL, '--from')
-  const to = parseDatabaseUrl(options.to, cwd, COPY_POOL, '--to')
+  const from = parseDatabaseUrl(options.from.url, cwd, COPY_POOL, options.from.name)
+  const to = parseDatabaseUrl(options.to.url, cwd, COPY_POOL, options.to.name)
   if (from.dialect === 'sqlite' && from.path === ':memory:')
-    throw new Error('--from sqlite::memory: is always empty; name a file')
+    throw new Error(`${options.from.name} sqlite::memory: is always empty; name a file`)
   if (to.dialect === 'sqlite' && to.path === ':memory:')
-    throw new Error('--to sqlite::memory: would be lost on exit; name a file')
-  if (from.dialect === 'sqlite' && !existsSync(from.path)) throw new Error(`--from names no existing SQLite file: ${from.path}`)
-  if (sameDatabase(from, to)) throw new Error('--from and --to name the same database')
+    throw new Error(`${options.to.name} sqlite::memory: would be lost on exit; name a file`)
+  if (from.dialect === 'sqlite' && !existsSync(from.path))
+    throw new Error(`${options.from.name} names no existing SQLite file: ${from.path}`)
+  if (sameDatabase(from, to)) throw new Error(`${options.from.name} and ${options.to.name} name the same database`)
 
   const source = openStore(from)
   const target = openStore(to)
   try {
-    await migrate(source, '--from')
-    await migrate(target, '--to')
+    await migrate(source, options.from.name)
+    await migrate(target, options.to.name)
     out.write(`copying from ${describe(from)} to ${describe(to)}\n`)
     const printed: Partial<Record<CopiedTable, number>> = {}
     const onProgress = ({ table, copied, total }: CopyProgress) => {
@@ -87,7 +91,8 @@ export async function copy(options: CopyCommandOptions, out: NodeJS.WritableStre
   }
 }
 
-// The flag names which side failed; driver messages never carry the URL's password.
+// The flag or variable names which side failed; cli.ts redacts any URL password a driver message
+// might carry.
 async function migrate(store: Store, flag: string): Promise<void> {
   try {
     await store.migrate()

@@ -3,6 +3,7 @@
 import { generateApiKey } from '../api-keys.js'
 import type { Config } from '../config.js'
 import { INT64_MAX } from '../int64.js'
+import { escapeForTerminal, isValidKeyName, KEY_NAME_MAX_LENGTH } from '../key-names.js'
 import { type ApiKeyRecord, type ApiKeyStore, openStore, type Store } from '../store/index.js'
 
 async function withStore<T>(config: Config, run: (store: Store) => Promise<T>): Promise<T> {
@@ -28,19 +29,30 @@ export async function createFirstKeyIfNone(store: ApiKeyStore): Promise<string |
   return (await createKey(store, 'first-key')).key
 }
 
-/** `keys create --name NAME`: prints the new key once, with its id. Throws on an empty name. */
+/**
+ * `keys create --name NAME`: prints the new key once, with its id. Throws, storing nothing, unless the
+ * name is 1 to KEY_NAME_MAX_LENGTH printable characters (key-names.ts); the message does not repeat it.
+ */
 export async function keysCreate(config: Config, name: string, out: NodeJS.WritableStream): Promise<void> {
   if (name.trim() === '') throw new Error('--name must not be empty')
+  if (!isValidKeyName(name)) {
+    throw new Error(
+      `--name must be 1 to ${KEY_NAME_MAX_LENGTH} printable characters (no line breaks, tabs or other control characters)`,
+    )
+  }
   const { key, record } = await withStore(config, (store) => createKey(store.apiKeys, name))
-  out.write(`Created API key ${record.id} (${record.name}). Store it now; it is not shown again:\n${key}\n`)
+  out.write(`Created API key ${record.id} (${escapeForTerminal(record.name)}). Store it now; it is not shown again:\n${key}\n`)
 }
 
-/** `keys list`: one row per key: id, name, prefix, created, revoked; never a key. */
+/**
+ * `keys list`: one row per key: id, name, prefix, created, revoked; never a key. Names are escaped
+ * (escapeForTerminal), so a name stored before the naming rule cannot add or alter rows.
+ */
 export async function keysList(config: Config, out: NodeJS.WritableStream): Promise<void> {
   const records = await withStore(config, (store) => store.apiKeys.listApiKeys())
   const rows = [
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'],
-    ...records.map((r) => [String(r.id), r.name, `${r.prefix}…`, r.createdAt, r.revokedAt ?? '-']),
+    ...records.map((r) => [String(r.id), escapeForTerminal(r.name), `${r.prefix}…`, r.createdAt, r.revokedAt ?? '-']),
   ]
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? []
   for (const row of rows)
@@ -59,5 +71,5 @@ export async function keysRevoke(config: Config, idText: string, out: NodeJS.Wri
   }
   const record = await withStore(config, (store) => store.apiKeys.revokeApiKey(BigInt(idText), new Date().toISOString()))
   if (!record) throw new Error(`no API key has id ${idText}`)
-  out.write(`Revoked API key ${record.id} (${record.name}) at ${record.revokedAt}.\n`)
+  out.write(`Revoked API key ${record.id} (${escapeForTerminal(record.name)}) at ${record.revokedAt}.\n`)
 }

@@ -1,6 +1,7 @@
-// `animal-store serve`: config → store → migrate → first key → app → listen, and a graceful close
-// on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the database, within 10 s).
-// With WORKERS > 1 the primary runs the cluster (cluster.ts) and each worker runs the app.
+// `animal-store serve`: config → store → migrate → first key → app → listen (and the metrics
+// listener), and a graceful close on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
+// the database, within 10 s). With WORKERS > 1 the primary runs the cluster (cluster.ts) and serves
+// the summed metrics; each worker runs the app.
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import type { Logger } from 'pino'
@@ -8,17 +9,18 @@ import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { createKeyVerifier } from '../http/auth.js'
 import { createMetricsRegistry } from '../http/metrics.js'
+import { type MetricsServer, registrySource, startMetricsServer } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
-import { clusterMetricsSource, startCluster } from './cluster.js'
+import { shareMetricsWithPrimary, startCluster } from './cluster.js'
 import { createFirstKeyIfNone } from './keys.js'
 
 /** How long (ms) a graceful close may take before the process is ended anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000
 
 /**
- * Runs the service until a signal closes it. Prints the listening URL, and the first API key when
- * none existed, to `out`. Rejects (after closing what it opened) if it cannot start.
+ * Runs the service until a signal closes it. Prints the first API key when none existed, the metrics
+ * URL (when on) and the listening URL to `out`. Rejects (after closing what it opened) if it cannot start.
  */
 export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   // Migrations and the first key, once per start; the key is shown at once, so a failed listen
@@ -30,23 +32,26 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
   }
   if (config.workers > 1 && cluster.isPrimary) {
-    const { address, port } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
+    const { address, port, metrics } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
+    if (metrics) out.write(metricsLine(metrics))
     out.write(listeningLine(address, port, config.workers))
     return
   }
   const listening = await runServer(config, cluster.isWorker ? undefined : prepare)
+  if (listening?.metrics) out.write(metricsLine(listening.metrics))
   if (listening) out.write(listeningLine(listening.address, listening.port, 1))
 }
 
 /**
- * One server process: alone (runs `prepare` first), or a cluster worker (`prepare` undefined: the
- * primary ran it). The graceful close is armed only once listening, so a failed start exits non-zero.
- * Resolves to the listening address, or undefined in a worker (the primary announces).
+ * One server process: alone (runs `prepare` first, serves its own metrics), or a cluster worker
+ * (`prepare` undefined: the primary ran it and serves every worker's metrics). The graceful close is
+ * armed only once listening, so a failed start exits non-zero. Resolves to the listening address
+ * (and the metrics listener's), or undefined in a worker (the primary announces).
  */
 async function runServer(
   config: Config,
   prepare: ((store: Store, logger: Logger) => Promise<void>) | undefined,
-): Promise<{ address: string; port: number } | undefined> {
+): Promise<{ address: string; port: number; metrics: MetricsServer | undefined } | undefined> {
   const isWorker = prepare === undefined
   const logger = createLogger(config.logLevel)
   const store = openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
@@ -55,11 +60,19 @@ async function runServer(
     await prepare?.(store, logger)
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
     const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
-    const metrics = registry && { registry, source: isWorker ? clusterMetricsSource(registry) : undefined }
-    const app = await buildApp({ config, store, keys, logger, metrics })
+    if (registry && isWorker) shareMetricsWithPrimary(registry)
+    const app = await buildApp({ config, store, keys, logger, metrics: registry && { registry } })
+    let metricsServer: MetricsServer | undefined
     closeApp = async () => {
-      await app.close()
+      await Promise.all([app.close(), metricsServer?.close()])
       keys.close()
+    }
+    if (registry && !isWorker) {
+      metricsServer = await startMetricsServer(
+        registrySource(registry),
+        { host: config.metricsHost, port: config.metricsPort },
+        (error) => logger.error({ err: error }, 'metrics could not be collected'),
+      )
     }
     await app.listen({ port: config.port, host: config.host })
     closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
@@ -71,7 +84,7 @@ async function runServer(
     if (isWorker) return undefined
     const address = app.server.address()
     if (typeof address !== 'object' || address === null) throw new Error('the server has no TCP address')
-    return { address: address.address, port: address.port }
+    return { address: address.address, port: address.port, metrics: metricsServer }
   } catch (error) {
     await closeApp()
     await store.close()
@@ -86,6 +99,10 @@ function baseUrl(address: string, port: number): string {
 // The first key is shown before listening, when only the configured address is known.
 function localBase(config: Config): string {
   return baseUrl(config.host, config.port)
+}
+
+function metricsLine({ address, port }: MetricsServer): string {
+  return `Prometheus metrics on http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics\n`
 }
 
 function listeningLine(address: string, port: number, workers: number): string {

@@ -1,11 +1,7 @@
-// Prometheus metrics (prom-client) at GET /metrics, outside /v1 and without a key: request count and
-// duration by operation and status, database pool use, and the process's default metrics.
-import type { FastifyInstance } from 'fastify'
+// Prometheus metrics (prom-client): request count and duration by operation and status, database pool
+// use, and the process's default metrics. They are served apart from the app, by metrics-server.ts.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { PoolStats } from '../store/index.js'
-
-/** How GET /metrics gets its text: this process's registry, or (cluster) every worker's, summed. */
-export type MetricsSource = () => Promise<{ contentType: string; text: string }>
 
 /**
  * A registry with this service's metrics. `poolStats` is read at scrape time.
@@ -54,13 +50,4 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
       durations.observe(labels, durationMs / 1000)
     },
   }
-}
-
-/** Serves GET /metrics (public, outside /v1) from `source` (default: `registry` itself). */
-export function installMetrics(app: FastifyInstance, registry: Registry, source?: MetricsSource): void {
-  const render: MetricsSource = source ?? (async () => ({ contentType: registry.contentType, text: await registry.metrics() }))
-  app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
-    const { contentType, text } = await render()
-    return reply.type(contentType).send(text)
-  })
 }

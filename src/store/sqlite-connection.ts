@@ -1,16 +1,15 @@
 // Opening an SQLite connection with the service's settings; the request path's reader (index.ts) and
 // the writer thread (sqlite-writer-thread.ts) open theirs the same way.
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
+import { prepareSqliteFile } from './sqlite-file.js'
 
 /**
- * Opens `path` (creating its folder), or an in-memory database for `:memory:`: WAL journal with
+ * Opens `path` (creating its folder 0700 and the file 0600, sqlite-file.ts), or an in-memory database for `:memory:`: WAL journal with
  * `synchronous=FULL` (a commit is on stable storage before it returns), a 5 s busy timeout, a 2 MiB
  * page cache, 64-bit integers read as bigint. Throws the driver's error if it cannot open.
  */
 export function openSqlite(path: string): BetterSqlite3.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  prepareSqliteFile(path)
   const database = new BetterSqlite3(path)
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')

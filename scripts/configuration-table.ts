@@ -1,0 +1,17 @@
+// The README's configuration table, rendered from CONFIGURATION_VARIABLES in src/config.ts (the one
+// source of every variable's name, default and meaning).
+import { CONFIGURATION_VARIABLES } from '../src/config.js'
+
+/** A default as a table cell: `(none)` and already formatted values as they are, others as code. */
+function defaultCell(value: string): string {
+  return value === '(none)' || value.startsWith('`') ? value : `\`${value}\``
+}
+
+/** The Markdown table (header, separator, one row per variable), ending with a line break. */
+export function renderConfigurationTable(): string {
+  const rows = CONFIGURATION_VARIABLES.map((variable) => {
+    const name = variable.file ? `\`${variable.name}\` or \`${variable.name}_FILE\`` : `\`${variable.name}\``
+    return `| ${name} | ${defaultCell(variable.default)} | ${variable.meaning.replaceAll('|', '\\|')} |`
+  })
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows, ''].join('\n')
+}

@@ -13,7 +13,7 @@ import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
 import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/protocol.js'
-import { createRateLimiter } from './http/rate-limit.js'
+import { createAuthFailureLimiter, createRateLimiter } from './http/rate-limit.js'
 import { requestIdFrom } from './http/request-id.js'
 import { installRequestPipeline } from './http/request-pipeline.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
@@ -26,7 +26,7 @@ import type { Store } from './store/index.js'
  * `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   logger: FastifyBaseLogger
@@ -68,6 +68,9 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     routerOptions: { maxParamLength: 500 },
   })
   installProtocolHandling(app)
+  // Past this many open connections Node closes a new one at once: a flood of idle sockets cannot
+  // exhaust file descriptors or memory.
+  app.server.maxConnections = config.maxConnections
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
   app.setValidatorCompiler(buildValidatorCompiler(schemas))
@@ -79,7 +82,7 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
   installRequestPipeline(app, {
     keys,
     limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
-    limitAuthFailures: undefined,
+    limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
     notFound: installNotFoundHandler(app),
     metrics: metrics && createRequestMetrics(metrics.registry),
     logger,

@@ -30,6 +30,12 @@ export interface Config {
   readonly metricsHost: string
   /** TCP port of the metrics listener (METRICS_PORT); 0 picks a free one. */
   readonly metricsPort: number
+  /** Whether METRICS_PORT was set (a taken port then fails start-up) rather than defaulted. */
+  readonly metricsPortChosen: boolean
+  /** Failed authentications per client address per minute, per process; 0 turns the limit off. */
+  readonly authFailuresPerMinute: number
+  /** Open client connections per process (server.maxConnections). */
+  readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
 }
@@ -72,6 +78,20 @@ export const DEFAULT_POOL_MAX = 5
  * whole process. Load tests with one key should raise it or set 0.
  */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
+
+/**
+ * Default AUTH_FAILURES_PER_MINUTE: 600 requests without a valid key per client address per minute
+ * (10/s): far above a client that is being set up or has a key rotated, low enough that one address
+ * cannot make the service hash and answer keys at full speed.
+ */
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 600
+
+/**
+ * Default MAX_CONNECTIONS: 10,000 open connections per process, above any balancer's pool, below
+ * what the default file-descriptor limit and memory (a few KiB each) allow.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
+const MAX_MAX_CONNECTIONS = 1_000_000
 
 /**
  * Default METRICS_PORT: 9464, the port commonly used for Prometheus exporters (OpenTelemetry's
@@ -140,6 +160,17 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     meaning: 'Requests per API key per minute, per process (0 = off). See "Rate limits" below.',
   },
   {
+    name: 'AUTH_FAILURES_PER_MINUTE',
+    default: `${DEFAULT_AUTH_FAILURES_PER_MINUTE}`,
+    meaning:
+      'Requests without a valid API key accepted per client address per minute, per process (0 = no limit); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.',
+  },
+  {
+    name: 'MAX_CONNECTIONS',
+    default: `${DEFAULT_MAX_CONNECTIONS}`,
+    meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}; a connection past it is closed at once (Node's \`server.maxConnections\`).`,
+  },
+  {
     name: 'METRICS_ENABLED',
     default: 'true',
     meaning:
@@ -153,7 +184,8 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
   {
     name: 'METRICS_PORT',
     default: `${DEFAULT_METRICS_PORT}`,
-    meaning: 'Port of the metrics listener, 0–65535 (0 picks a free one); must differ from `PORT`.',
+    meaning:
+      'Port of the metrics listener, 0–65535 (0 picks a free one); must differ from `PORT`. When set and taken, start-up fails; when left at the default and taken (a second instance on the host), the service runs without metrics and logs a warning.',
   },
   {
     name: 'PUBLIC_URL',
@@ -218,6 +250,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     metricsEnabled: parseBoolean(env.METRICS_ENABLED, 'METRICS_ENABLED', true),
     metricsHost: parseHost(env.METRICS_HOST, 'METRICS_HOST'),
     metricsPort,
+    metricsPortChosen: env.METRICS_PORT !== undefined && env.METRICS_PORT !== '',
+    authFailuresPerMinute: parseInteger(
+      env.AUTH_FAILURES_PER_MINUTE,
+      'AUTH_FAILURES_PER_MINUTE',
+      DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      0,
+      MAX_RATE_LIMIT_PER_MINUTE,
+    ),
+    maxConnections: parseInteger(env.MAX_CONNECTIONS, 'MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, MAX_MAX_CONNECTIONS),
     rateLimitPerMinute: parseInteger(
       env.RATE_LIMIT_PER_MINUTE,
       'RATE_LIMIT_PER_MINUTE',

@@ -154,3 +154,56 @@ describeEachDatabase('abuse paths on the request path', (database) => {
     assert.ok(!server.logs.some((text) => text.includes(server.key)), 'the key is never logged')
   })
 })
+
+describeEachDatabase('limits on traffic without a valid key', (database) => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database, authFailuresPerMinute: 5, maxConnections: 3 })
+  })
+  after(() => server.close())
+
+  it('answers 429 instead of 401 once an address has failed authentication AUTH_FAILURES_PER_MINUTE times, and still serves valid keys', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 7; i++)
+      statuses.push((await call(server, 'GET', '/v1/pets', { key: i % 2 ? null : 'wrong-key-0123456789abcdef' })).status)
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429])
+    const limited = await call(server, 'GET', '/v1/pets', { key: null })
+    assert.equal(limited.json.code, 'rate_limited')
+    assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/)
+    assert.equal(limited.headers.get('connection'), 'close')
+    assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'a valid key from the same address is served')
+  })
+
+  it('closes a connection past MAX_CONNECTIONS at once, and accepts new ones when others close', async () => {
+    const port = Number(new URL(server.origin).port)
+    const open = (): Promise<Socket> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => resolve(socket))
+        socket.on('error', reject)
+      })
+    const closedWithin = (socket: Socket, ms: number) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), ms)
+        socket.once('close', () => {
+          clearTimeout(timer)
+          resolve(true)
+        })
+      })
+    const held = [await open(), await open(), await open()]
+    const extra = await open() // the kernel accepts it; Node closes it at once
+    try {
+      assert.equal(await closedWithin(extra, 2_000), true, 'the fourth connection is closed')
+      assert.equal(await closedWithin(held[0] as Socket, 300), false, 'the first three stay open')
+    } finally {
+      for (const socket of held) socket.destroy()
+    }
+    // Node counts a connection until its close is processed; poll briefly for the count to drop.
+    let status = 0
+    for (let attempt = 0; attempt < 20 && status !== 200; attempt++) {
+      status = await call(server, 'GET', '/v1/pets')
+        .then((response) => response.status)
+        .catch(() => 0)
+    }
+    assert.equal(status, 200)
+  })
+})

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { DEFAULT_METRICS_PORT } from '../src/config.js'
 import { KEY_REFRESH_MS } from '../src/http/auth.js'
 import { assertBuilt, type CliResult, cliEnv, GENERATED_KEY, killLeftovers, runCli, startServe } from './cli-process.js'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from './helpers.js'
@@ -582,6 +583,31 @@ describe('animal-store CLI', () => {
         }
       })
     }
+
+    it('runs without metrics, warning, when METRICS_PORT is left at its default and that port is taken', async () => {
+      const db = tempDatabase()
+      // Hold the default port ourselves (unless something on this machine already does: taken either way).
+      const blocker = createServer()
+      await new Promise<void>((resolve) => {
+        blocker.once('error', () => resolve())
+        blocker.listen(DEFAULT_METRICS_PORT, '127.0.0.1', resolve)
+      })
+      try {
+        const server = await startServe(cliEnv({ DATABASE_URL: db.url, METRICS_PORT: '', API_KEYS: CONFIGURED_KEY }))
+        try {
+          const response = await fetch(`${server.origin}/v1/pets`, { headers: { authorization: `Bearer ${CONFIGURED_KEY}` } })
+          assert.equal(response.status, 200, 'the API is served')
+          await server.waitForLine(/metrics are not served: the default METRICS_PORT is taken/, 5_000)
+          assert.doesNotMatch(server.stdout(), /^Prometheus metrics on /m)
+          assert.equal(server.metricsOrigin, undefined)
+        } finally {
+          await server.stop()
+        }
+      } finally {
+        blocker.close()
+        db.remove()
+      }
+    })
 
     it('shows the first key even when that first start cannot listen (it is stored by then)', async () => {
       const db = tempDatabase()

@@ -9,7 +9,12 @@ import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE, type LogLevel } from '../src/config.js'
+import {
+  DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+  type LogLevel,
+} from '../src/config.js'
 import { createKeyVerifier, type KeyVerifier } from '../src/http/auth.js'
 import { createMetricsRegistry } from '../src/http/metrics.js'
 import { registrySource, startMetricsServer } from '../src/http/metrics-server.js'
@@ -84,6 +89,9 @@ export interface ServerOptions {
   metrics?: boolean
   /** RATE_LIMIT_PER_MINUTE; the production default unless given. */
   rateLimitPerMinute?: number
+  /** AUTH_FAILURES_PER_MINUTE and MAX_CONNECTIONS; the production defaults unless given. */
+  authFailuresPerMinute?: number
+  maxConnections?: number
   /** LOG_LEVEL of the captured log; `info` unless given. */
   logLevel?: LogLevel
 }
@@ -108,7 +116,12 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
   const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
   const app = await buildApp({
-    config: { publicUrl: options.publicUrl, rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE },
+    config: {
+      publicUrl: options.publicUrl,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    },
     store,
     keys,
     logger,

@@ -2,7 +2,7 @@
 // SQLite store), formatted as committed in openapi.json.
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
-import { DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
 import { createKeyVerifier } from '../src/http/auth.js'
 import { openStore } from '../src/store/index.js'
 
@@ -13,7 +13,12 @@ export async function renderOpenApi(): Promise<string> {
   await store.migrate()
   const keys = await createKeyVerifier(store.apiKeys, [], logger)
   const app = await buildApp({
-    config: { publicUrl: undefined, rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
+    config: {
+      publicUrl: undefined,
+      rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
+      maxConnections: DEFAULT_MAX_CONNECTIONS,
+    },
     store,
     keys,
     logger,

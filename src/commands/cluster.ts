@@ -6,9 +6,10 @@ import { once } from 'node:events'
 import type { Logger } from 'pino'
 import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from '../config.js'
-import { type MetricsServer, startMetricsServer } from '../http/metrics-server.js'
+import type { MetricsServer } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
+import { startMetricsListener } from './metrics-listener.js'
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
@@ -35,10 +36,11 @@ export async function startCluster(
   // prom-client's aggregator asks every worker for its registry over the cluster's IPC channel.
   const aggregator = new AggregatorRegistry()
   const metrics = config.metricsEnabled
-    ? await startMetricsServer(
+    ? await startMetricsListener(
+        config,
         async () => ({ contentType: aggregator.contentType, text: await aggregator.clusterMetrics() }),
-        { host: config.metricsHost, port: config.metricsPort },
-        (error) => logger.error({ err: error }, 'metrics could not be collected from the workers'),
+        logger,
+        'metrics of the workers',
       )
     : undefined
 

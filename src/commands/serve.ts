@@ -9,11 +9,12 @@ import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { createKeyVerifier } from '../http/auth.js'
 import { createMetricsRegistry } from '../http/metrics.js'
-import { type MetricsServer, registrySource, startMetricsServer } from '../http/metrics-server.js'
+import { type MetricsServer, registrySource } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
 import { shareMetricsWithPrimary, startCluster } from './cluster.js'
 import { createFirstKeyIfNone } from './keys.js'
+import { startMetricsListener } from './metrics-listener.js'
 
 /** How long (ms) a graceful close may take before the process is ended anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000
@@ -68,11 +69,7 @@ async function runServer(
       keys.close()
     }
     if (registry && !isWorker) {
-      metricsServer = await startMetricsServer(
-        registrySource(registry),
-        { host: config.metricsHost, port: config.metricsPort },
-        (error) => logger.error({ err: error }, 'metrics could not be collected'),
-      )
+      metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
     }
     await app.listen({ port: config.port, host: config.host })
     closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {

@@ -44,6 +44,12 @@ describe('Dockerfile', () => {
     assert.ok(last('USER') > last('RUN'), 'nothing runs as root after USER is set')
   })
 
+  it('starts the service exactly as `npm start` does (same node options), with node as PID 1', () => {
+    const command = JSON.parse(args('CMD').at(-1) ?? '[]') as string[]
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+    assert.deepEqual(command, pkg.scripts.start.split(/\s+/))
+  })
+
   it('has a HEALTHCHECK on the liveness probe', () => {
     const [check] = args('HEALTHCHECK')
     assert.match(check ?? '', /CMD .*\/healthz/)

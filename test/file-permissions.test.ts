@@ -2,7 +2,8 @@
 // -wal and -shm), even under umask 000, while existing files keep the modes an operator gave them.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { statSync, writeFileSync } from 'node:fs'
+import { rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
@@ -28,7 +29,13 @@ async function modesWhileOpen(path: string, files: string[]): Promise<Record<str
     await store.close()
     process.stdout.write(JSON.stringify(modes))
   `
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, timeout: 15_000 })
+  // A script file, not `--input-type=module -e`: threads the store starts inherit node's options,
+  // and that one applies only to a main script given as a string.
+  const scriptFile = join(tmpdir(), `animal-store-modes-${process.pid}-${Date.now()}.mjs`)
+  writeFileSync(scriptFile, script)
+  const { stdout } = await run(process.execPath, [scriptFile], { cwd: REPO_ROOT, timeout: 15_000 }).finally(() =>
+    rmSync(scriptFile, { force: true }),
+  )
   return JSON.parse(stdout) as Record<string, string>
 }
 

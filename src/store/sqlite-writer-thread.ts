@@ -9,16 +9,36 @@ import type { WriterReply, WriterRequest } from './sqlite-writer.js'
 
 const port = parentPort
 if (!port) throw new Error('sqlite-writer-thread.ts runs only as a worker thread')
-const database = openSqlite((workerData as { path: string }).path)
-const statement = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
-const insertOne = (draft: PetDraft): string => String(statement.run(draft.name, draft.categoryId, draft.status).lastInsertRowid)
-const insert = groupCommit(
-  database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
-  insertOne,
-)
+const path = (workerData as { path: string }).path
+
+// Opened and prepared on the first insert, and again after a failure (the table may not exist yet,
+// the file may be unreachable): every failure is one insert's answer, never the thread's end.
+let inserter: ((draft: PetDraft) => Promise<string>) | undefined
+function prepareInserter(): (draft: PetDraft) => Promise<string> {
+  const database = openSqlite(path)
+  try {
+    const statement = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
+    const insertOne = (draft: PetDraft): string =>
+      String(statement.run(draft.name, draft.categoryId, draft.status).lastInsertRowid)
+    return groupCommit(
+      database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
+      insertOne,
+    )
+  } catch (error) {
+    database.close()
+    throw error
+  }
+}
 
 port.on('message', ({ seq, draft }: WriterRequest) => {
-  insert(draft).then(
+  let inserted: Promise<string>
+  try {
+    inserter ??= prepareInserter()
+    inserted = inserter(draft)
+  } catch (error) {
+    inserted = Promise.reject(error)
+  }
+  inserted.then(
     (id) => port.postMessage({ seq, id } satisfies WriterReply),
     (error: unknown) => port.postMessage({ seq, error: describe(error) } satisfies WriterReply),
   )

@@ -29,8 +29,8 @@ interface Pending {
 /**
  * A writer for the SQLite file at `path` (not `:memory:`: a thread cannot share one). The thread
  * starts on the first insert (after migrations). Rejects an insert with an Error carrying the
- * driver's `code` (store/index.ts classifies it); if the thread dies, everything under way is
- * rejected and the next insert starts a new one.
+ * driver's `code` (store/index.ts classifies it); if the thread dies (a bug: 500), everything under
+ * way is rejected with its error and the next insert starts a new one.
  */
 export function createSqliteWriter(path: string): SqliteWriter {
   let worker: Worker | undefined
@@ -47,7 +47,7 @@ export function createSqliteWriter(path: string): SqliteWriter {
     })
     const fail = (error: Error) => {
       if (worker === thread) worker = undefined
-      for (const waiting of pending.values()) waiting.reject(Object.assign(new Error(error.message), { code: 'SQLITE_IOERR' }))
+      for (const waiting of pending.values()) waiting.reject(error)
       pending.clear()
     }
     thread.on('error', fail)

@@ -21,8 +21,15 @@ interface Attempt {
   retryAfter: string | undefined
 }
 
-/** A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port). */
-function recordingProxy(target: string): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
+/**
+ * A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port).
+ * The first `dropAnswers` answers are lost: forwarded and recorded, then the client's connection is
+ * destroyed instead of answered, as when a network fails after the server acted.
+ */
+function recordingProxy(
+  target: string,
+  dropAnswers = 0,
+): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
   const attempts: Attempt[] = []
   const server = createServer((incoming, outgoing) => {
     const upstream = forward(
@@ -37,6 +44,11 @@ function recordingProxy(target: string): { attempts: Attempt[]; server: Server; 
           status,
           retryAfter: answer.headers['retry-after'],
         })
+        if (attempts.length <= dropAnswers) {
+          answer.resume()
+          outgoing.socket?.destroy()
+          return
+        }
         outgoing.writeHead(status, answer.headers)
         answer.pipe(outgoing)
       },
@@ -99,6 +111,28 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       assert.equal(proxy.attempts.length, 1)
       assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
       assert.equal(await countNamed(server, 'late riser'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
+  })
+
+  it('retries a create whose 201 was lost on the way back, and the replay gives exactly one pet', async () => {
+    const proxy = recordingProxy(server.origin, 1)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const events: RetryEvent[] = []
+    const client = createClient({ baseUrl, apiKey: server.key, onRetry: (event) => void events.push(event) })
+    try {
+      const pet = await client.createPet({ name: 'lost answer', categoryId: 9007199254740993n })
+      assert.equal(pet.categoryId, 9007199254740993n)
+      assert.equal(events.length, 1)
+      assert.deepEqual(
+        proxy.attempts.map((attempt) => `${attempt.method} ${attempt.status}`),
+        ['POST 201', 'POST 201'],
+      )
+      assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
+      assert.equal(proxy.attempts[1]?.idempotencyKey, proxy.attempts[0]?.idempotencyKey)
+      assert.equal(await countNamed(server, 'lost answer'), 1)
     } finally {
       proxy.server.closeAllConnections()
       proxy.server.close()

@@ -14,7 +14,7 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { PetDraft, PetPageQuery, PetStore } from './pets.js'
+export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -71,6 +71,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       insertPet: guard(pets.insertPet),
       listPets: guard(pets.listPets),
       findPet: guard(pets.findPet),
+      insertPetOnce: guard(pets.insertPetOnce),
     },
     apiKeys: {
       insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),

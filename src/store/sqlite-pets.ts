@@ -4,7 +4,12 @@ import type BetterSqlite3 from 'better-sqlite3'
 import type { Pet } from '../schemas.js'
 import { groupCommit } from './group-commit.js'
 import {
+  claimedOutcome,
   findPetSql,
+  type IdempotencyRecord,
+  type IdempotentCreate,
+  type IdempotentOutcome,
+  idempotencySql,
   LIST_VARIANTS,
   type ListVariant,
   listPetsSql,
@@ -29,8 +34,13 @@ export function sqlitePetStore(database: BetterSqlite3.Database): PetStore {
     return prepared
   }
   const insertOne = (draft: PetDraft): Pet => statements().insertOne(draft)
+  const insertOnce = (job: OnceJob): IdempotentOutcome => statements().insertOnce(job)
+  // Creates with an Idempotency-Key are group-committed too, in batches of their own: the path
+  // without one runs exactly the statements it ran before.
+  const insertPetOnce = groupCommit((jobs: OnceJob[]) => statements().insertOnceBatch(jobs), insertOnce)
   return {
     insertPet: groupCommit((drafts) => statements().insertBatch(drafts), insertOne),
+    insertPetOnce: (draft, once) => insertPetOnce({ draft, once }),
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
       return statements()
@@ -41,6 +51,11 @@ export function sqlitePetStore(database: BetterSqlite3.Database): PetStore {
   }
 }
 
+interface OnceJob {
+  draft: PetDraft
+  once: IdempotentCreate
+}
+
 function prepare(database: BetterSqlite3.Database) {
   const list = new Map<ListVariant, BetterSqlite3.Statement>(
     LIST_VARIANTS.map((variant) => [variant, database.prepare(listPetsSql(SQLITE, variant))]),
@@ -48,10 +63,30 @@ function prepare(database: BetterSqlite3.Database) {
   const insert = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
   const insertOne = (draft: PetDraft): Pet =>
     storedPet(draft, String(insert.run(draft.name, draft.categoryId, draft.status).lastInsertRowid))
+  const idempotency = idempotencySql(SQLITE, 'rowid')
+  const claim = database.prepare(idempotency.claim)
+  const respond = database.prepare(idempotency.respond)
+  const find = database.prepare(idempotency.find)
+  const expire = database.prepare(idempotency.expire)
+  // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
+  // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
+  // in another process waits for this one's commit, then replays it.
+  const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
+    const { scope, key, fingerprint, now, expiredBefore } = once
+    if (!claim.get(scope, key, fingerprint, now, expiredBefore)) {
+      return claimedOutcome(find.get(scope, key) as IdempotencyRecord | undefined, fingerprint)
+    }
+    const response = once.respond(insertOne(draft))
+    respond.run(response.status, response.location, response.body, scope, key)
+    expire.run(expiredBefore)
+    return { outcome: 'created', response }
+  })
   return {
     list,
     find: database.prepare(findPetSql(SQLITE)),
     insertOne,
     insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
+    insertOnce,
+    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
   }
 }

@@ -108,6 +108,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     config: { publicUrl: options.publicUrl, rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE },
     store,
     keys,
+    cursorKey: await store.loadCursorKey(),
     logger,
     metrics,
   })

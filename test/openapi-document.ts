@@ -16,6 +16,7 @@ export async function renderOpenApi(): Promise<string> {
     config: { publicUrl: undefined, rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
     store,
     keys,
+    cursorKey: await store.loadCursorKey(),
     logger,
   })
   try {

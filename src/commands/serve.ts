@@ -56,7 +56,8 @@ async function runServer(
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
     const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
     const metrics = registry && { registry, source: isWorker ? clusterMetricsSource(registry) : undefined }
-    const app = await buildApp({ config, store, keys, logger, metrics })
+    const cursorKey = await store.loadCursorKey()
+    const app = await buildApp({ config, store, keys, cursorKey, logger, metrics })
     closeApp = async () => {
       await app.close()
       keys.close()

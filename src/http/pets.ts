@@ -13,17 +13,21 @@ import {
 } from '../schemas.js'
 import type { PetStore } from '../store/index.js'
 import type { KeyIdentity } from './auth.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, responseFor } from './idempotency.js'
 import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
 import { errorResponses, header } from './responses.js'
 
-/** What the pet routes need: the store, and the public base of links (`PUBLIC_URL`, else `/v1`). */
+/**
+ * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
+ * cursor codec (the same one the validator checks cursors with).
+ */
 export interface PetRoutesOptions {
   pets: PetStore
   linkBase: string
+  cursors: CursorCodec
 }
 
 const SECURITY = [{ bearerAuth: [] }]
@@ -31,7 +35,7 @@ const SECURITY = [{ bearerAuth: [] }]
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
-export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): Promise<void> {
+export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors }: PetRoutesOptions): Promise<void> {
   app.get<{ Querystring: ListPetsQuery }>(
     '/v1/pets',
     {
@@ -57,14 +61,14 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
     },
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor) // validated by the schema's `format: cursor`
+      const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
       const page = await pets.listPets({ limit: limit + 1, status, afterId })
       const last = page[limit - 1]
       if (page.length > limit && last) {
         page.length = limit
-        // limit is digits, status an enum and the cursor base64url: nothing to percent-encode.
+        // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${encodeCursor(last.id)}>; rel="next"`)
+        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(last.id)}>; rel="next"`)
       }
       return reply.type(JSON_CONTENT_TYPE).send(petsJson(page))
     },

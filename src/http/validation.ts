@@ -4,7 +4,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { INT64_MAX, INT64_MIN, parseIntegerText, validateWithBigInts } from '../int64.js'
-import { decodeCursor } from './cursor.js'
+import type { CursorCodec } from './cursor.js'
 import { ApiError, type ErrorDetail } from './errors.js'
 
 type Part = ErrorDetail['in']
@@ -13,12 +13,16 @@ type Result = true | { error: ApiError } | { value: unknown }
 const PARTS: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
 
 /**
- * Fastify validator compiler. `sharedSchemas` are the `$id` schemas routes may `$ref`.
+ * Fastify validator compiler. `sharedSchemas` are the `$id` schemas routes may `$ref`; `cursors`
+ * checks `format: cursor` (a listPets cursor this service signed).
  * Body values are checked as sent (no coercion); query and path values declared `integer` are
  * parsed exactly from their text (see parseIntegerText) and everything else stays a string.
  * A failure returns ApiError `invalid_request` with one detail per failing input.
  */
-export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<FastifySchema> {
+export function buildValidatorCompiler(
+  sharedSchemas: object[],
+  cursors: Pick<CursorCodec, 'verify'>,
+): FastifySchemaCompiler<FastifySchema> {
   const ajv = new Ajv({
     allErrors: true,
     useDefaults: true,
@@ -28,7 +32,7 @@ export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCo
     schemas: sharedSchemas,
     formats: {
       int64: { type: 'number', validate: Number.isSafeInteger },
-      cursor: { type: 'string', validate: (text: string) => decodeCursor(text) !== undefined },
+      cursor: { type: 'string', validate: (text: string) => cursors.verify(text) !== undefined },
     },
     keywords: ['x-pattern-message'],
   })

@@ -9,6 +9,7 @@ import * as apiKeys from './api-keys.js'
 import { migrateToLatest } from './migrate.js'
 import type { PetStore } from './pets.js'
 import { postgresPetStore } from './postgres-pets.js'
+import { loadServiceSecret } from './service-secrets.js'
 import { sqlitePetStore } from './sqlite-pets.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
@@ -45,6 +46,8 @@ export interface Store {
   readonly apiKeys: ApiKeyStore
   /** Applies pending migrations; resolves to the names applied. */
   migrate(): Promise<string[]>
+  /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
+  loadCursorKey(): Promise<Buffer>
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */
   ping(): Promise<void>
   /** Closes the database (waits for the pool to drain). */
@@ -81,6 +84,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       revokeApiKey: guard((id, revokedAt) => apiKeys.revokeApiKey(db, id, revokedAt)),
     },
     migrate: guard(() => migrateToLatest(db)),
+    loadCursorKey: guard(() => loadServiceSecret(db, 'cursor')),
     ping: guard(async () => {
       await sql`select 1`.execute(db)
     }),

@@ -37,9 +37,16 @@ export interface IdempotencyKeysTable {
   response_body: string | null
 }
 
+/** `service_secrets`: secrets the service made for itself (base64url), by name. Never logged. */
+export interface ServiceSecretsTable {
+  name: string
+  value: string
+}
+
 /** The whole schema, for `Kysely<Database>`. */
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
   idempotency_keys: IdempotencyKeysTable
+  service_secrets: ServiceSecretsTable
 }

@@ -2,12 +2,15 @@
 // between the client and the live server and notes every request that reaches it (method,
 // Idempotency-Key, answer), so the test sees each attempt of one create on the wire.
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, request as forward, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
 import { createKey } from '../src/commands/keys.js'
+import { idempotencyLock } from '../src/store/postgres-pets.js'
 import { call, describeEachDatabase, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
 import { type PostgresServer, startPostgres } from './postgres-server.js'
 
@@ -209,6 +212,53 @@ describe('TypeScript client retries on 429', () => {
     assert.equal(events.length, 1)
     assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'rate_limited')
     assert.equal(await countNamed(server, 'patient'), 1)
+  })
+})
+
+// A 409 needs a create in flight: on PostgreSQL the test itself holds the key's advisory lock, as
+// the first attempt's transaction would, and lets go when the client reports its retry.
+describe('TypeScript client retries on 409', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database: 'postgres' })
+  })
+  after(() => server.close())
+
+  it('retries a create answered 409 idempotency_key_in_flight after Retry-After, adding one pet', async () => {
+    const proxy = recordingProxy(server.origin)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const { key: apiKey, record } = await createKey(server.store.apiKeys, 'in flight')
+    const idempotencyKey = randomUUID()
+    const events: RetryEvent[] = []
+    try {
+      const pet = await server.store.db.connection().execute(async (connection) => {
+        await sql`begin`.execute(connection)
+        await sql`select pg_advisory_xact_lock(${idempotencyLock(`key:${record.id}`, idempotencyKey)}::bigint)`.execute(
+          connection,
+        )
+        const client = createClient({
+          baseUrl,
+          apiKey,
+          onRetry: async (event) => {
+            events.push(event)
+            await sql`rollback`.execute(connection)
+          },
+        })
+        return client.createPet({ name: 'waited its turn', categoryId: 1n }, { idempotencyKey })
+      })
+      assert.equal(pet.name, 'waited its turn')
+      assert.deepEqual(
+        proxy.attempts.map((attempt) => `${attempt.method} ${attempt.status} ${attempt.retryAfter}`),
+        ['POST 409 1', 'POST 201 undefined'],
+      )
+      assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'idempotency_key_in_flight')
+      assert.equal(await countNamed(server, 'waited its turn'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
   })
 })
 

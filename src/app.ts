@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
+import { createCursorCodec } from './http/cursor.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
@@ -22,19 +23,21 @@ import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
 
 /**
- * What buildApp needs: the validated config, an open store, a key verifier and a pino logger;
- * `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
+ * What buildApp needs: the validated config, an open store, a key verifier, the key that signs
+ * listPets cursors (`store.loadCursorKey()`: the database's, so every instance shares it), a pino
+ * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
   config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
+  cursorKey: Buffer
   logger: FastifyBaseLogger
   metrics?: { registry: Registry }
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
-export async function buildApp({ config, store, keys, logger, metrics }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({ config, store, keys, cursorKey, logger, metrics }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, written by the request pipeline, instead of Fastify's two; and no
@@ -73,7 +76,8 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
   app.server.maxConnections = config.maxConnections
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
-  app.setValidatorCompiler(buildValidatorCompiler(schemas))
+  const cursors = createCursorCodec(cursorKey)
+  app.setValidatorCompiler(buildValidatorCompiler(schemas, cursors))
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) =>
     parseJsonBody(request, body),
@@ -90,7 +94,7 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, linkBase)
-  await app.register(petRoutes, { pets: store.pets, linkBase })
+  await app.register(petRoutes, { pets: store.pets, linkBase, cursors })
   await app.register(healthRoutes, { ping: () => store.ping() })
   await app.register(import('./http/docs-page.js'))
   return app

@@ -227,7 +227,10 @@ describe('animal-store CLI', () => {
       try {
         const first = await runCli(['migrate'], cliEnv({ DATABASE_URL: db.url }))
         assert.equal(first.code, 0, first.stderr)
-        assert.equal(first.stdout, 'Applied migrations: 0001-create-pets, 0002-create-api-keys\n')
+        assert.equal(
+          first.stdout,
+          'Applied migrations: 0001-create-pets, 0002-create-api-keys, 0003-create-idempotency-keys, 0004-create-service-secrets\n',
+        )
         assert.equal(first.stderr, '')
         const handle = new Database(db.dbPath, { readonly: true, fileMustExist: true })
         const tables = handle

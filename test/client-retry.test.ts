@@ -2,12 +2,15 @@
 // between the client and the live server and notes every request that reaches it (method,
 // Idempotency-Key, answer), so the test sees each attempt of one create on the wire.
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, request as forward, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
 import { createKey } from '../src/commands/keys.js'
+import { idempotencyLock } from '../src/store/postgres-pets.js'
 import { call, describeEachDatabase, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
 import { type PostgresServer, startPostgres } from './postgres-server.js'
 
@@ -21,8 +24,15 @@ interface Attempt {
   retryAfter: string | undefined
 }
 
-/** A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port). */
-function recordingProxy(target: string): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
+/**
+ * A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port).
+ * The first `dropAnswers` answers are lost: forwarded and recorded, then the client's connection is
+ * destroyed instead of answered, as when a network fails after the server acted.
+ */
+function recordingProxy(
+  target: string,
+  dropAnswers = 0,
+): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
   const attempts: Attempt[] = []
   const server = createServer((incoming, outgoing) => {
     const upstream = forward(
@@ -37,6 +47,11 @@ function recordingProxy(target: string): { attempts: Attempt[]; server: Server; 
           status,
           retryAfter: answer.headers['retry-after'],
         })
+        if (attempts.length <= dropAnswers) {
+          answer.resume()
+          outgoing.socket?.destroy()
+          return
+        }
         outgoing.writeHead(status, answer.headers)
         answer.pipe(outgoing)
       },
@@ -99,6 +114,28 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       assert.equal(proxy.attempts.length, 1)
       assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
       assert.equal(await countNamed(server, 'late riser'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
+  })
+
+  it('retries a create whose 201 was lost on the way back, and the replay gives exactly one pet', async () => {
+    const proxy = recordingProxy(server.origin, 1)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const events: RetryEvent[] = []
+    const client = createClient({ baseUrl, apiKey: server.key, onRetry: (event) => void events.push(event) })
+    try {
+      const pet = await client.createPet({ name: 'lost answer', categoryId: 9007199254740993n })
+      assert.equal(pet.categoryId, 9007199254740993n)
+      assert.equal(events.length, 1)
+      assert.deepEqual(
+        proxy.attempts.map((attempt) => `${attempt.method} ${attempt.status}`),
+        ['POST 201', 'POST 201'],
+      )
+      assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
+      assert.equal(proxy.attempts[1]?.idempotencyKey, proxy.attempts[0]?.idempotencyKey)
+      assert.equal(await countNamed(server, 'lost answer'), 1)
     } finally {
       proxy.server.closeAllConnections()
       proxy.server.close()
@@ -175,6 +212,53 @@ describe('TypeScript client retries on 429', () => {
     assert.equal(events.length, 1)
     assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'rate_limited')
     assert.equal(await countNamed(server, 'patient'), 1)
+  })
+})
+
+// A 409 needs a create in flight: on PostgreSQL the test itself holds the key's advisory lock, as
+// the first attempt's transaction would, and lets go when the client reports its retry.
+describe('TypeScript client retries on 409', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database: 'postgres' })
+  })
+  after(() => server.close())
+
+  it('retries a create answered 409 idempotency_key_in_flight after Retry-After, adding one pet', async () => {
+    const proxy = recordingProxy(server.origin)
+    const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
+    const { key: apiKey, record } = await createKey(server.store.apiKeys, 'in flight')
+    const idempotencyKey = randomUUID()
+    const events: RetryEvent[] = []
+    try {
+      const pet = await server.store.db.connection().execute(async (connection) => {
+        await sql`begin`.execute(connection)
+        await sql`select pg_advisory_xact_lock(${idempotencyLock(`key:${record.id}`, idempotencyKey)}::bigint)`.execute(
+          connection,
+        )
+        const client = createClient({
+          baseUrl,
+          apiKey,
+          onRetry: async (event) => {
+            events.push(event)
+            await sql`rollback`.execute(connection)
+          },
+        })
+        return client.createPet({ name: 'waited its turn', categoryId: 1n }, { idempotencyKey })
+      })
+      assert.equal(pet.name, 'waited its turn')
+      assert.deepEqual(
+        proxy.attempts.map((attempt) => `${attempt.method} ${attempt.status} ${attempt.retryAfter}`),
+        ['POST 409 1', 'POST 201 undefined'],
+      )
+      assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'idempotency_key_in_flight')
+      assert.equal(await countNamed(server, 'waited its turn'), 1)
+    } finally {
+      proxy.server.closeAllConnections()
+      proxy.server.close()
+    }
   })
 })
 

@@ -1,5 +1,6 @@
 // The fuzz suites' own model of the README rules: what the service must answer to a body, a query, a petId, a Content-Type or an Authorization value.
 import { Buffer } from 'node:buffer'
+import { createHmac } from 'node:crypto'
 
 /** README "Other statuses": bodies over 16 KiB are 413. */
 export const BODY_LIMIT = 16384
@@ -378,22 +379,29 @@ export function petIdVerdict(sent: string, known: ReadonlyMap<bigint, unknown>):
   return known.has(id) ? { status: 200, codes: [], id } : { status: 404, codes: ['pet_not_found'], id }
 }
 
-/** The cursor the service issues after the pet with this id (README: opaque; here base64url of the id). */
-export function cursorFor(id: bigint): string {
-  return Buffer.from(id.toString()).toString('base64url')
+/**
+ * The cursor the service issues after the pet with this id, signed with the database's cursor key
+ * (README: opaque; here base64url of the id, a dot, and 16 bytes of HMAC-SHA-256 over "cursor:" + id).
+ */
+export function cursorFor(id: bigint, key: Buffer): string {
+  const digits = id.toString()
+  const mac = createHmac('sha256', key).update(`cursor:${digits}`).digest().subarray(0, 16).toString('base64url')
+  return `${Buffer.from(digits).toString('base64url')}.${mac}`
 }
 
-/** The id a cursor continues after, when it is one the service could have issued; else undefined. */
-export function cursorId(cursor: string): bigint | undefined {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cursor)) return undefined
-  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+/** The id a cursor continues after, when it is one the service issued with `key`; else undefined. */
+export function cursorId(cursor: string, key: Buffer): bigint | undefined {
+  const match = /^([A-Za-z0-9_-]{1,40})\.[A-Za-z0-9_-]{22}$/.exec(cursor)
+  if (!match) return undefined
+  const text = Buffer.from(match[1] ?? '', 'base64url').toString('utf8')
   const id = text === '-0' ? undefined : plainInt64(text)
-  return id !== undefined && cursorFor(id) === cursor ? id : undefined
+  return id !== undefined && cursorFor(id, key) === cursor ? id : undefined
 }
 
 /** listPets query verdict: the parameters, or the set of failing parameter names. */
 export function listVerdict(
   query: string,
+  cursorKey: Buffer,
 ): { ok: true; limit: number; status?: string | undefined; after?: bigint | undefined } | { ok: false; fields: Set<string> } {
   const params = parseQuery(query)
   const fields = new Set<string>()
@@ -408,7 +416,7 @@ export function listVerdict(
   const status = single('status')
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) fields.add('status')
   const cursor = single('cursor')
-  const after = cursor === undefined ? undefined : cursorId(cursor)
+  const after = cursor === undefined ? undefined : cursorId(cursor, cursorKey)
   if (cursor !== undefined && after === undefined) fields.add('cursor')
   if (fields.size > 0) return { ok: false, fields }
   return { ok: true, limit: Number(limit), status, after }

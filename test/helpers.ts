@@ -124,6 +124,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     },
     store,
     keys,
+    cursorKey: await store.loadCursorKey(),
     logger,
     metrics,
   })

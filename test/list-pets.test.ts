@@ -2,7 +2,7 @@
 // keyset cursor with its Link header (docs/specification.md, Pagination).
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
+import { call, describeEachDatabase, freshDatabase, startServer, type TestServer, tempDir } from './helpers.js'
 
 describeEachDatabase('GET /v1/pets (listPets)', (database) => {
   let server: TestServer
@@ -161,4 +161,63 @@ describeEachDatabase('GET /v1/pets (listPets)', (database) => {
       assert.deepEqual([...new Set(response.json.details.map((d: { field: string }) => d.field))], ['cursor'])
     })
   }
+
+  const nextPath = (response: { headers: Headers }) =>
+    /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1] ?? ''
+  const expect400NamingCursor = async (target: TestServer, path: string) => {
+    const response = await call(target, 'GET', path)
+    assert.equal(response.status, 400)
+    assert.equal(response.json.code, 'invalid_request')
+    assert.deepEqual([...new Set(response.json.details.map((d: { field: string }) => d.field))], ['cursor'])
+  }
+
+  it('rejects a forged cursor (the base64url of an id, as cursors were before they were signed) with 400 naming cursor', async () => {
+    const id = created[9]?.id
+    await expect400NamingCursor(server, `/v1/pets?cursor=${Buffer.from(String(id)).toString('base64url')}`)
+  })
+
+  it('rejects a tampered cursor (another id under an issued signature, or a changed signature) with 400 naming cursor', async () => {
+    const cursor =
+      new URL(nextPath(await call(server, 'GET', '/v1/pets?limit=10')), 'http://host').searchParams.get('cursor') ?? ''
+    const [, signature = ''] = cursor.split('.')
+    const otherId = Buffer.from(String(created[19]?.id)).toString('base64url')
+    await expect400NamingCursor(server, `/v1/pets?cursor=${otherId}.${signature}`)
+    const flipped = `${cursor.slice(0, -2)}${cursor.at(-2) === 'A' ? 'B' : 'A'}${cursor.at(-1)}`
+    await expect400NamingCursor(server, `/v1/pets?cursor=${flipped}`)
+    assert.equal((await call(server, 'GET', `/v1/pets?cursor=${cursor}`)).status, 200, 'the cursor as issued')
+  })
+
+  it('accepts a cursor on every instance sharing the database, and after a restart; another database refuses it', async () => {
+    const dir = tempDir()
+    const shared = await freshDatabase(database, dir.path)
+    const a = await startServer({ databaseConfig: shared.config })
+    const b = await startServer({ databaseConfig: shared.config })
+    let aClosed = false
+    try {
+      for (let i = 0; i < 5; i++) await call(a, 'POST', '/v1/pets', { body: { name: `shared ${i}`, categoryId: i } })
+      const first = await call(a, 'GET', '/v1/pets?limit=2')
+      const next = nextPath(first)
+      const onB = await call(b, 'GET', next, { key: a.key })
+      assert.equal(onB.status, 200)
+      assert.deepEqual(
+        onB.json.map((pet: { name: string }) => pet.name),
+        ['shared 2', 'shared 3'],
+      )
+      await a.close()
+      aClosed = true
+      const restarted = await startServer({ databaseConfig: shared.config })
+      try {
+        const again = await call(restarted, 'GET', next, { key: restarted.key })
+        assert.deepEqual(again.json, onB.json)
+      } finally {
+        await restarted.close()
+      }
+      await expect400NamingCursor(server, next)
+    } finally {
+      if (!aClosed) await a.close()
+      await b.close()
+      await shared.drop()
+      dir.remove()
+    }
+  })
 })

@@ -21,6 +21,7 @@ export async function renderOpenApi(): Promise<string> {
     },
     store,
     keys,
+    cursorKey: await store.loadCursorKey(),
     logger,
   })
   try {

@@ -62,7 +62,8 @@ async function runServer(
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
     const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
     if (registry && isWorker) shareMetricsWithPrimary(registry)
-    const app = await buildApp({ config, store, keys, logger, metrics: registry && { registry } })
+    const cursorKey = await store.loadCursorKey()
+    const app = await buildApp({ config, store, keys, cursorKey, logger, metrics: registry && { registry } })
     let metricsServer: MetricsServer | undefined
     closeApp = async () => {
       await Promise.all([app.close(), metricsServer?.close()])

@@ -21,8 +21,16 @@ export const ERROR_CODES = {
   pet_not_found: { status: 404, message: 'No animal with that identifier.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },
   request_timeout: { status: 408, message: 'The request did not arrive in time (headers within 5 s, all of it within 10 s).' },
+  idempotency_key_in_flight: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed. Retry after the time in Retry-After.',
+  },
   body_too_large: { status: 413, message: `The request body is larger than ${BODY_LIMIT_BYTES} bytes.` },
   unsupported_media_type: { status: 415, message: 'The request body must be JSON: Content-Type: application/json.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request; use a new key for a new request.',
+  },
   headers_too_large: { status: 431, message: 'The request headers are too large (16 KiB at most).' },
   rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
@@ -35,13 +43,14 @@ export type ErrorCode = keyof typeof ERROR_CODES
 /** One failing input of a 400 `invalid_request`. */
 export const ErrorDetail = Type.Object(
   {
-    in: Type.Unsafe<'body' | 'query' | 'path'>({
+    in: Type.Unsafe<'body' | 'query' | 'path' | 'header'>({
       type: 'string',
-      enum: ['body', 'query', 'path'],
+      enum: ['body', 'query', 'path', 'header'],
       description: 'Where the failing input is.',
     }),
     field: Type.String({
-      description: 'Dotted path of the failing field; empty when the whole body or query is at fault.',
+      description:
+        'Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault.',
     }),
     message: Type.String({ description: 'What is wrong with it.' }),
   },

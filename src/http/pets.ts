@@ -12,16 +12,22 @@ import {
   ListPetsQuery as Query,
 } from '../schemas.js'
 import type { PetStore } from '../store/index.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import type { KeyIdentity } from './auth.js'
+import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
+import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, responseFor } from './idempotency.js'
 import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
 import { errorResponses, header } from './responses.js'
 
-/** What the pet routes need: the store, and the public base of links (`PUBLIC_URL`, else `/v1`). */
+/**
+ * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
+ * cursor codec (the same one the validator checks cursors with).
+ */
 export interface PetRoutesOptions {
   pets: PetStore
   linkBase: string
+  cursors: CursorCodec
 }
 
 const SECURITY = [{ bearerAuth: [] }]
@@ -29,7 +35,7 @@ const SECURITY = [{ bearerAuth: [] }]
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
-export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): Promise<void> {
+export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors }: PetRoutesOptions): Promise<void> {
   app.get<{ Querystring: ListPetsQuery }>(
     '/v1/pets',
     {
@@ -55,30 +61,31 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
     },
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
-      const afterId = cursor === undefined ? undefined : decodeCursor(cursor) // validated by the schema's `format: cursor`
+      const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
       const page = await pets.listPets({ limit: limit + 1, status, afterId })
       const last = page[limit - 1]
       if (page.length > limit && last) {
         page.length = limit
-        // limit is digits, status an enum and the cursor base64url: nothing to percent-encode.
+        // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${encodeCursor(last.id)}>; rel="next"`)
+        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(last.id)}>; rel="next"`)
       }
       return reply.type(JSON_CONTENT_TYPE).send(petsJson(page))
     },
   )
 
-  app.post<{ Body: NewPet }>(
+  app.post<{ Body: NewPet; Headers: { 'idempotency-key'?: string } }>(
     '/v1/pets',
     {
       schema: {
         operationId: 'createPet',
         summary: 'Add an animal',
         description:
-          'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored.',
+          'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored. With an `Idempotency-Key`, a retry of the same request returns the first response instead of adding another animal.',
         tags: ['pets'],
         security: SECURITY,
         querystring: NO_QUERY,
+        headers: IdempotencyHeaders,
         body: { $ref: 'NewPet' },
         response: {
           201: {
@@ -86,14 +93,29 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
             description: 'Animal added.',
             headers: { Location: header('Where the new animal can be read: `/v1/pets/{id}`.') },
           },
-          ...errorResponses([400, 401, 408, 413, 415, 429, 431, 500, 503]),
+          ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
         },
       },
     },
     async (request, reply) => {
       const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
-      const pet = await pets.insertPet({ name, categoryId: toBigInt(categoryId), status })
-      return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(petJson(pet))
+      const draft = { name, categoryId: toBigInt(categoryId), status }
+      const key = request.headers['idempotency-key']
+      if (key === undefined) {
+        const pet = await pets.insertPet(draft)
+        return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(petJson(pet))
+      }
+      const now = Date.now()
+      const outcome = await pets.insertPetOnce(draft, {
+        scope: (request.apiKey as KeyIdentity).keyId,
+        key,
+        fingerprint: fingerprintOf(draft),
+        now,
+        expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
+        respond: (pet) => ({ status: 201, location: `${linkBase}/pets/${pet.id}`, body: petJson(pet) }),
+      })
+      const response = responseFor(outcome)
+      return reply.code(response.status).header('location', response.location).type(JSON_CONTENT_TYPE).send(response.body)
     },
   )
 

@@ -14,8 +14,10 @@ const WHEN: Partial<Record<number, string>> = {
   401: 'The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`).',
   404: 'No animal with that identifier (`pet_not_found`).',
   408: 'The request did not arrive in time (`request_timeout`); the connection is closed.',
+  409: 'A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds.',
   413: 'The request body is larger than 16 KiB (`body_too_large`).',
   415: 'The request body is not `application/json` in UTF-8 (`unsupported_media_type`).',
+  422: 'The `Idempotency-Key` was already used with a different request body (`idempotency_key_reused`).',
   429: 'Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds.',
   431: 'The request headers exceed 16 KiB (`headers_too_large`); the connection is closed.',
   500: 'An unexpected error (`internal_error`); the body says nothing internal.',
@@ -23,6 +25,7 @@ const WHEN: Partial<Record<number, string>> = {
 }
 
 const HEADERS: Partial<Record<number, Record<string, Header>>> = {
+  409: { 'Retry-After': header('Seconds to wait before retrying with the same key.') },
   401: {
     'WWW-Authenticate': header(
       'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',

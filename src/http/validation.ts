@@ -4,21 +4,25 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { INT64_MAX, INT64_MIN, parseIntegerText, validateWithBigInts } from '../int64.js'
-import { decodeCursor } from './cursor.js'
+import type { CursorCodec } from './cursor.js'
 import { ApiError, type ErrorDetail } from './errors.js'
 
 type Part = ErrorDetail['in']
 type Result = true | { error: ApiError } | { value: unknown }
 
-const PARTS: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path' }
+const PARTS: Record<string, Part> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
 
 /**
- * Fastify validator compiler. `sharedSchemas` are the `$id` schemas routes may `$ref`.
+ * Fastify validator compiler. `sharedSchemas` are the `$id` schemas routes may `$ref`; `cursors`
+ * checks `format: cursor` (a listPets cursor this service signed).
  * Body values are checked as sent (no coercion); query and path values declared `integer` are
  * parsed exactly from their text (see parseIntegerText) and everything else stays a string.
  * A failure returns ApiError `invalid_request` with one detail per failing input.
  */
-export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<FastifySchema> {
+export function buildValidatorCompiler(
+  sharedSchemas: object[],
+  cursors: Pick<CursorCodec, 'verify'>,
+): FastifySchemaCompiler<FastifySchema> {
   const ajv = new Ajv({
     allErrors: true,
     useDefaults: true,
@@ -28,16 +32,29 @@ export function buildValidatorCompiler(sharedSchemas: object[]): FastifySchemaCo
     schemas: sharedSchemas,
     formats: {
       int64: { type: 'number', validate: Number.isSafeInteger },
-      cursor: { type: 'string', validate: (text: string) => decodeCursor(text) !== undefined },
+      cursor: { type: 'string', validate: (text: string) => cursors.verify(text) !== undefined },
     },
     keywords: ['x-pattern-message'],
   })
   return ({ schema, httpPart }) => {
-    const validate = ajv.compile(schema as object)
     const part = PARTS[httpPart ?? 'body'] ?? 'body'
+    const validate = ajv.compile(part === 'header' ? lowerCaseProperties(schema) : (schema as object))
     if (part === 'body') return (data: unknown) => validateBody(validate, data)
+    // Header values are strings as sent: checked in place (no copy; no integers to parse).
+    if (part === 'header') return (data: unknown) => (validate(data) ? true : fail(part, toDetails(part, validate.errors ?? [])))
     const integerFields = integerProperties(schema)
     return (data: unknown) => validateStrings(validate, part, integerFields, data as Record<string, unknown>)
+  }
+}
+
+// Node gives header names in lowercase; a schema names them as documented (`Idempotency-Key`).
+// (Fastify does this itself only with its default compiler.)
+function lowerCaseProperties(schema: unknown): object {
+  const { properties = {}, required = [], ...rest } = schema as { properties?: Record<string, unknown>; required?: string[] }
+  return {
+    ...rest,
+    properties: Object.fromEntries(Object.entries(properties).map(([name, property]) => [name.toLowerCase(), property])),
+    required: required.map((name) => name.toLowerCase()),
   }
 }
 
@@ -58,7 +75,12 @@ function validateStrings(validate: ValidateFunction, part: Part, integerFields: 
 }
 
 function fail(part: Part, details: ErrorDetail[], message?: string): { error: ApiError } {
-  const where = { body: 'request body is', query: 'query parameters are', path: 'path parameter is' }[part]
+  const where = {
+    body: 'request body is',
+    query: 'query parameters are',
+    path: 'path parameter is',
+    header: 'request headers are',
+  }[part]
   return { error: new ApiError('invalid_request', { message: message ?? `The ${where} not valid; see details.`, details }) }
 }
 

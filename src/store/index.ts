@@ -7,13 +7,14 @@ import * as apiKeys from './api-keys.js'
 import { migrateToLatest } from './migrate.js'
 import type { PetStore } from './pets.js'
 import { postgresPetStore } from './postgres-pets.js'
+import { loadServiceSecret } from './service-secrets.js'
 import { openSqlite } from './sqlite-connection.js'
 import { sqlitePetStore } from './sqlite-pets.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { PetDraft, PetPageQuery, PetStore } from './pets.js'
+export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -44,6 +45,8 @@ export interface Store {
   readonly apiKeys: ApiKeyStore
   /** Applies pending migrations; resolves to the names applied. */
   migrate(): Promise<string[]>
+  /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
+  loadCursorKey(): Promise<Buffer>
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */
   ping(): Promise<void>
   /** Closes the database (waits for the pool to drain). */
@@ -70,6 +73,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       insertPet: guard(pets.insertPet),
       listPets: guard(pets.listPets),
       findPet: guard(pets.findPet),
+      insertPetOnce: guard(pets.insertPetOnce),
     },
     apiKeys: {
       insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),
@@ -79,6 +83,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       revokeApiKey: guard((id, revokedAt) => apiKeys.revokeApiKey(db, id, revokedAt)),
     },
     migrate: guard(() => migrateToLatest(db)),
+    loadCursorKey: guard(() => loadServiceSecret(db, 'cursor')),
     ping: guard(async () => {
       await sql`select 1`.execute(db)
     }),

@@ -26,6 +26,89 @@ export interface PetStore {
   listPets(query: PetPageQuery): Promise<Pet[]>
   /** The pet with this `id`, or undefined. */
   findPet(id: bigint): Promise<Pet | undefined>
+  /**
+   * Inserts one pet unless `once` names an Idempotency-Key already used: the key's record and the
+   * pet are written in one transaction, so a pet never exists without its record nor a record
+   * without its pet. Resolves to the stored response (new or replayed), `key_reused` when the key
+   * was used with another request, or `in_flight` when another transaction holds the key now.
+   */
+  insertPetOnce(draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome>
+}
+
+/** The Idempotency-Key side of one createPet (README, "Behaviour where the specification is silent"). */
+export interface IdempotentCreate {
+  /** The authenticated API key's id: keys are scoped per API key. */
+  scope: string
+  /** The Idempotency-Key header as sent. */
+  key: string
+  /** SHA-256 (hex) of the canonical request; the same key with another fingerprint is refused. */
+  fingerprint: string
+  /** Now, in ms since the Unix epoch: the record's creation time. */
+  now: number
+  /** Records created before this (ms since the epoch) are expired: reused as new, and deleted. */
+  expiredBefore: number
+  /** The response to store for the new pet, rendered inside the transaction. */
+  respond(pet: Pet): StoredResponse
+}
+
+/** A createPet response as stored for replay: status, `Location` and the exact body text. */
+export interface StoredResponse {
+  status: number
+  location: string
+  body: string
+}
+
+/** What insertPetOnce did: created and stored, replayed a stored response, or refused. */
+export type IdempotentOutcome =
+  | { outcome: 'created' | 'replayed'; response: StoredResponse }
+  | { outcome: 'key_reused' | 'in_flight' }
+
+/** Most expired idempotency records one insertPetOnce deletes: bounded work per request. */
+export const EXPIRED_DELETE_BATCH = 16
+
+/** The stored record of a key, as read back when it was already claimed. */
+export interface IdempotencyRecord {
+  request_hash: string
+  response_status: number | bigint | null
+  response_location: string | null
+  response_body: string | null
+}
+
+/**
+ * The outcome for a key that was already claimed (and not expired): its stored response when
+ * `record` was made by the same request, else `key_reused`. A record without a response is
+ * `in_flight` (the claim and the response are committed together, so only a reader inside a
+ * transaction that has not committed could see one; treated safely all the same).
+ */
+export function claimedOutcome(record: IdempotencyRecord | undefined, fingerprint: string): IdempotentOutcome {
+  if (!record || record.response_body === null || record.response_location === null || record.response_status === null) {
+    return { outcome: 'in_flight' }
+  }
+  if (record.request_hash !== fingerprint) return { outcome: 'key_reused' }
+  return {
+    outcome: 'replayed',
+    response: { status: Number(record.response_status), location: record.response_location, body: record.response_body },
+  }
+}
+
+/**
+ * SQL of the idempotency record statements, numbered parameters written by `parameter`:
+ * `claim` (scope, key, fingerprint, now, expiredBefore) inserts the record, or takes over an
+ * expired one, returning a row only when this request now owns the key; `respond` (status,
+ * location, body, scope, key) fills in the response; `find` (scope, key) reads it back; `expire`
+ * (expiredBefore) deletes at most EXPIRED_DELETE_BATCH expired records (`rowKey` names the row: rowid, ctid).
+ */
+export function idempotencySql(dialect: SqlDialect, rowKey: string) {
+  const p = dialect.parameter
+  return {
+    claim: `insert into idempotency_keys (api_key_id, idempotency_key, request_hash, created_at) values (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
+      on conflict (api_key_id, idempotency_key) do update set request_hash = excluded.request_hash, created_at = excluded.created_at,
+      response_status = null, response_location = null, response_body = null
+      where idempotency_keys.created_at < ${p(5)} returning 1 as claimed`,
+    respond: `update idempotency_keys set response_status = ${p(1)}, response_location = ${p(2)}, response_body = ${p(3)} where api_key_id = ${p(4)} and idempotency_key = ${p(5)}`,
+    find: `select request_hash, response_status, response_location, response_body from idempotency_keys where api_key_id = ${p(1)} and idempotency_key = ${p(2)}`,
+    expire: `delete from idempotency_keys where ${rowKey} in (select ${rowKey} from idempotency_keys where created_at < ${p(1)} limit ${EXPIRED_DELETE_BATCH})`,
+  }
 }
 
 /** How a dialect writes an int64 column as decimal text, and a numbered parameter. */

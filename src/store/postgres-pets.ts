@@ -1,13 +1,20 @@
 // Pets on PostgreSQL: named prepared statements (parsed and planned once per pooled connection) sent
 // straight through the pg pool, with int8 columns read as decimal text.
+import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { Pet } from '../schemas.js'
 import {
+  claimedOutcome,
   findPetSql,
+  type IdempotencyRecord,
+  type IdempotentCreate,
+  type IdempotentOutcome,
+  idempotencySql,
   LIST_VARIANTS,
   type ListVariant,
   listPetsSql,
   listPetsVariant,
+  type PetDraft,
   type PetStore,
   type SqlDialect,
   storedPet,
@@ -18,6 +25,72 @@ const POSTGRES: SqlDialect = { int64Text: (column) => `pets.${column}::text`, pa
 const FIND_PET = findPetSql(POSTGRES)
 const INSERT_PET = 'insert into pets (name, category_id, status) values ($1, $2, $3) returning id::text as "id"'
 const LIST_PETS = new Map<ListVariant, string>(LIST_VARIANTS.map((variant) => [variant, listPetsSql(POSTGRES, variant)]))
+
+const IDEMPOTENCY = idempotencySql(POSTGRES, 'ctid')
+
+/**
+ * The transaction-scoped advisory lock of one (API key, Idempotency-Key): a signed 64-bit number
+ * from its SHA-256, as decimal text. Two keys sharing one only answer each other 409 for a moment.
+ */
+export function idempotencyLock(scope: string, key: string): string {
+  return createHash('sha256').update(`${scope}\n${key}`).digest().readBigInt64BE(0).toString()
+}
+
+/**
+ * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
+ * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
+ * wait for that transaction), claim the key, insert the pet, store the response, delete a few
+ * expired records, commit.
+ */
+async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
+  const { scope, key, fingerprint, now, expiredBefore } = once
+  const client = await pool.connect()
+  let release: (error?: Error) => void = () => client.release()
+  try {
+    await client.query('begin')
+    const locked = await client.query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
+      idempotencyLock(scope, key),
+    ])
+    if (!locked.rows[0]?.locked) {
+      await client.query('rollback')
+      return { outcome: 'in_flight' }
+    }
+    const claim = await client.query({
+      name: 'claim_idempotency_key',
+      text: IDEMPOTENCY.claim,
+      values: [scope, key, fingerprint, now, expiredBefore],
+    })
+    if (claim.rowCount === 0) {
+      const found = await client.query<IdempotencyRecord>({
+        name: 'find_idempotency_key',
+        text: IDEMPOTENCY.find,
+        values: [scope, key],
+      })
+      await client.query('rollback')
+      return claimedOutcome(found.rows[0], fingerprint)
+    }
+    const inserted = await client.query<{ id: string }>({
+      name: 'insert_pet',
+      text: INSERT_PET,
+      values: [draft.name, String(draft.categoryId), draft.status],
+    })
+    const response = once.respond(storedPet(draft, (inserted.rows[0] as { id: string }).id))
+    await client.query({
+      name: 'respond_idempotency_key',
+      text: IDEMPOTENCY.respond,
+      values: [response.status, response.location, response.body, scope, key],
+    })
+    await client.query({ name: 'expire_idempotency_keys', text: IDEMPOTENCY.expire, values: [expiredBefore] })
+    await client.query('commit')
+    return { outcome: 'created', response }
+  } catch (error) {
+    // A connection that failed mid-transaction is discarded, not returned to the pool.
+    release = () => client.release(error instanceof Error ? error : new Error(String(error)))
+    throw error
+  } finally {
+    release()
+  }
+}
 
 /** A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies it). */
 export function postgresPetStore(pool: pg.Pool): PetStore {
@@ -36,5 +109,6 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
       return (await pool.query<Pet>({ name: `list_pets_${variant}`, text: LIST_PETS.get(variant) as string, values })).rows
     },
     findPet: async (id) => (await pool.query<Pet>({ name: 'find_pet', text: FIND_PET, values: [String(id)] })).rows[0],
+    insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
   }
 }

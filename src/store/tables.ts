@@ -23,8 +23,30 @@ export interface ApiKeysTable {
   revoked_at: string | null
 }
 
+/**
+ * `idempotency_keys`: one row per (API key, Idempotency-Key) of createPet: the request's SHA-256,
+ * when it was made (ms since the Unix epoch) and the response, written in the pet's transaction.
+ */
+export interface IdempotencyKeysTable {
+  api_key_id: string
+  idempotency_key: string
+  request_hash: string
+  created_at: Int64Column
+  response_status: number | null
+  response_location: string | null
+  response_body: string | null
+}
+
+/** `service_secrets`: secrets the service made for itself (base64url), by name. Never logged. */
+export interface ServiceSecretsTable {
+  name: string
+  value: string
+}
+
 /** The whole schema, for `Kysely<Database>`. */
 export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
+  idempotency_keys: IdempotencyKeysTable
+  service_secrets: ServiceSecretsTable
 }

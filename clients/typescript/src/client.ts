@@ -30,7 +30,7 @@ export interface PetPage {
 export interface RetryEvent {
   /** 1 for the first retry, 2 for the second, … */
   retryCount: number
-  /** Why: the network error, or the AnimalStoreError of a 429 / 503 answer. */
+  /** Why: the network error, or the AnimalStoreError of a 409 / 429 / 503 answer. */
   error: Error
 }
 
@@ -40,7 +40,7 @@ export interface ClientOptions {
   baseUrl: string
   /** The API key, sent as `Authorization: Bearer …` on every call. */
   apiKey: string
-  /** Retries after the first attempt on network errors, timeouts, 429 and 503; 4 unless given (0 = none). */
+  /** Retries after the first attempt on network errors, timeouts, 409, 429 and 503; 4 unless given (0 = none). */
   retries?: number
   /** Longest pause between attempts when the server gives no Retry-After, in ms; 10,000 unless given. */
   maxBackoffMs?: number
@@ -87,8 +87,8 @@ export interface AnimalStoreClient {
 }
 
 /**
- * A client for Animal Store interface 1.0.0. Every call retries on network errors, timeouts, 429
- * (waiting Retry-After seconds) and 503, with exponential backoff and jitter, at most `retries`
+ * A client for Animal Store interface 1.0.0. Every call retries on network errors, timeouts, 409
+ * and 429 (waiting Retry-After seconds) and 503, with exponential backoff and jitter, at most `retries`
  * times; GETs are safe to repeat and createPet carries an Idempotency-Key. After the last attempt a
  * non-2xx answer throws AnimalStoreError and a network failure throws the fetch error.
  */
@@ -99,8 +99,9 @@ export function createClient(options: ClientOptions): AnimalStoreClient {
     retry: {
       limit: options.retries ?? 4,
       methods: ['get', 'post'],
-      statusCodes: [429, 503],
-      afterStatusCodes: [429, 503],
+      // 409: the service is still storing an earlier attempt of this create (idempotency_key_in_flight).
+      statusCodes: [409, 429, 503],
+      afterStatusCodes: [409, 429, 503],
       maxRetryAfter: options.maxRetryAfterMs ?? 120_000,
       backoffLimit: options.maxBackoffMs ?? 10_000,
       jitter: true,

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored.
+         * @description Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored. With an `Idempotency-Key`, a retry of the same request returns the first response instead of adding another animal.
          */
         post: operations["createPet"];
         delete?: never;
@@ -93,8 +93,8 @@ export interface components {
              * @description Where the failing input is.
              * @enum {string}
              */
-            in: "body" | "query" | "path";
-            /** @description Dotted path of the failing field; empty when the whole body or query is at fault. */
+            in: "body" | "query" | "path" | "header";
+            /** @description Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault. */
             field: string;
             /** @description What is wrong with it. */
             message: string;
@@ -105,7 +105,7 @@ export interface components {
              * @description Machine-readable, stable error code (the catalog is in the README).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "body_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -218,7 +218,10 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the create safe to retry: a retry with the same key and the same body within 24 h returns the first response (201, same body and Location) and adds no animal. 1 to 255 visible ASCII characters, scoped to the API key; a random UUID per logical create is a good choice. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -268,6 +271,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same key. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The request body is larger than 16 KiB (`body_too_large`). */
             413: {
                 headers: {
@@ -279,6 +293,15 @@ export interface operations {
             };
             /** @description The request body is not `application/json` in UTF-8 (`unsupported_media_type`). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different request body (`idempotency_key_reused`). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
+import { registerCors } from './http/cors.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
@@ -27,7 +28,7 @@ import type { Store } from './store/index.js'
  * cluster) when GET /metrics is to be served.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute'>
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'corsOrigins'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   logger: FastifyBaseLogger
@@ -77,6 +78,7 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     parseJsonBody(request, body),
   )
   app.setErrorHandler(handleError)
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
     limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,

@@ -25,6 +25,8 @@ export interface Config {
   readonly metricsEnabled: boolean
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /** CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call the API; empty = CORS off. */
+  readonly corsOrigins: readonly string[]
 }
 
 /** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
@@ -89,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       0,
       10_000_000,
     ),
+    corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
   })
 }
 
@@ -184,4 +187,26 @@ function parsePublicUrl(value: string | undefined): string | undefined {
     throw new ConfigError('PUBLIC_URL', 'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1.')
   }
   return trimmed
+}
+
+// Exact origins as a browser sends them in `Origin` (RFC 6454 §6.1): scheme, host and an optional
+// port; no path, query, fragment or credentials, no trailing slash.
+function parseCorsOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+  origins.forEach((origin, index) => {
+    let url: URL | undefined
+    try {
+      url = new URL(origin)
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `entry ${index + 1} is not an origin: each must be http(s)://HOST[:PORT] with no path or trailing slash, such as https://app.example.com, separated by commas.`,
+      )
+    }
+  })
+  return origins
 }

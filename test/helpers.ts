@@ -81,6 +81,8 @@ export interface ServerOptions {
   metrics?: boolean
   /** RATE_LIMIT_PER_MINUTE; the production default unless given. */
   rateLimitPerMinute?: number
+  /** CORS_ORIGINS; none (CORS off) unless given. */
+  corsOrigins?: string[]
   /** LOG_LEVEL of the captured log; `info` unless given. */
   logLevel?: LogLevel
 }
@@ -105,7 +107,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
   const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
   const app = await buildApp({
-    config: { publicUrl: options.publicUrl, rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE },
+    config: {
+      publicUrl: options.publicUrl,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+      corsOrigins: options.corsOrigins ?? [],
+    },
     store,
     keys,
     logger,

@@ -13,7 +13,7 @@ export async function renderOpenApi(): Promise<string> {
   await store.migrate()
   const keys = await createKeyVerifier(store.apiKeys, [], logger)
   const app = await buildApp({
-    config: { publicUrl: undefined, rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE },
+    config: { publicUrl: undefined, rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE, corsOrigins: [] },
     store,
     keys,
     logger,

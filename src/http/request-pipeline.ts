@@ -49,14 +49,16 @@ export function installRequestPipeline(app: FastifyInstance, { keys, limit, notF
 
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
     request.apiKey = identity
-    const refusal = limit?.(identity.keyId, reply) ?? (request.is404 ? notFound(request) : undefined)
+    // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
+    // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
+    const unrouted = request.is404 || request.method === 'OPTIONS'
+    const refusal = limit?.(identity.keyId, reply) ?? (unrouted ? notFound(request) : undefined)
     // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
     if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
     return refusal
   }
 
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
     const { config } = request.routeOptions
     if (config.headers) reply.headers(config.headers)
     const hostError = missingHost(request)
@@ -76,7 +78,10 @@ export function installRequestPipeline(app: FastifyInstance, { keys, limit, notF
 
   // Close the connection when answering before a declared body was read (401, 404, 405, 415, 429,
   // a public route): reading and discarding it would let a client without a key push any amount.
+  // The request id goes on here rather than in the first step, so that responses written before it
+  // (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
   app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id)
     if (closing || hasUnreadBody(request)) reply.header('connection', 'close')
     done(null, payload)
   })

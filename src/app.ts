@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
+import { registerCompression } from './http/compression.js'
 import { registerCors } from './http/cors.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
@@ -86,6 +87,7 @@ export async function buildApp({ config, store, keys, logger, metrics }: AppDepe
     metrics: metrics && createRequestMetrics(metrics.registry),
     logger,
   })
+  await registerCompression(app)
   if (metrics) installMetrics(app, metrics.registry, metrics.source)
 
   const linkBase = config.publicUrl ?? '/v1'

@@ -3,6 +3,7 @@
 // microtask turn, docs/benchmarks.md): the request id, the route's fixed headers, the Host check,
 // authentication, the rate limit and the early 404/405; then the one log line and the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
 import type { ApiError } from './errors.js'
 import type { RequestMetrics } from './metrics.js'
@@ -13,7 +14,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No API key needed (probes, the OpenAPI document, the docs page). */
     public?: boolean
-    /** Headers sent on every response of the route, errors included (getPet's deprecation). */
+    /** Headers sent on every response of the route, errors included (the API's, getPet's deprecation). */
     headers?: Record<string, string>
   }
   interface FastifyRequest {
@@ -39,6 +40,12 @@ export interface PipelineOptions {
  */
 export function installRequestPipeline(app: FastifyInstance, { keys, limit, notFound, metrics, logger }: PipelineOptions): void {
   app.decorateRequest('apiKey', null)
+  // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
+  // first step sets them with the rest and no request pays for deciding.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(API_PREFIX))
+      route.config = { ...route.config, headers: { ...API_HEADERS, ...route.config?.headers } }
+  })
   // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
   // kept-alive socket would otherwise hold the close open until the grace period kills the process.
   let closing = false

@@ -165,5 +165,11 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
   if (apiError.statusCode >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
-  return reply.code(apiError.statusCode).headers(API_HEADERS).headers(apiError.headers).send(apiError.toBody())
+  // The request id here too: an error the router raises (an undecodable URL) skips the hooks that set it.
+  return reply
+    .code(apiError.statusCode)
+    .header('x-request-id', request.id)
+    .headers(API_HEADERS)
+    .headers(apiError.headers)
+    .send(apiError.toBody())
 }

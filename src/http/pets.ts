@@ -16,7 +16,7 @@ import { decodeCursor, encodeCursor } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
-import { errorResponses, header } from './responses.js'
+import { errorResponses, header, successResponse } from './responses.js'
 
 /** What the pet routes need: the store, and the public base of links (`PUBLIC_URL`, else `/v1`). */
 export interface PetRoutesOptions {
@@ -42,13 +42,9 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
         security: SECURITY,
         querystring: Query,
         response: {
-          200: {
-            $ref: 'Pets',
-            description: 'Success: a page of animals (possibly empty).',
-            headers: {
-              Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
-            },
-          },
+          200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
+            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+          }),
           ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
         },
       },
@@ -82,11 +78,9 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
         querystring: NO_QUERY,
         body: { $ref: 'NewPet' },
         response: {
-          201: {
-            $ref: 'Pet',
-            description: 'Animal added.',
-            headers: { Location: header('Where the new animal can be read: `/v1/pets/{id}`.') },
-          },
+          201: successResponse(201, 'Pet', 'Animal added.', {
+            Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+          }),
           ...errorResponses([400, 401, 408, 413, 415, 429, 431, 500, 503]),
         },
       },
@@ -113,7 +107,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase }: PetRou
         querystring: NO_QUERY,
         params: PetIdParams,
         response: {
-          200: { $ref: 'Pet', description: 'Success.', headers: DEPRECATION_HEADERS },
+          200: successResponse(200, 'Pet', 'Success.', DEPRECATION_HEADERS),
           ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
         },
       },

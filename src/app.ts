@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
+import { registerCompression } from './http/compression.js'
+import { registerCors } from './http/cors.js'
 import { createCursorCodec } from './http/cursor.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
@@ -28,7 +30,7 @@ import type { Store } from './store/index.js'
  * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections'>
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins'>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   cursorKey: Buffer
@@ -83,6 +85,7 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
     parseJsonBody(request, body),
   )
   app.setErrorHandler(handleError)
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
     limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
@@ -91,6 +94,7 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
     metrics: metrics && createRequestMetrics(metrics.registry),
     logger,
   })
+  await registerCompression(app)
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, linkBase)

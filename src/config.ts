@@ -38,6 +38,8 @@ export interface Config {
   readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /** CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call the API; empty = CORS off. */
+  readonly corsOrigins: readonly string[]
 }
 
 /** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
@@ -194,6 +196,12 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
       'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
   },
   {
+    name: 'CORS_ORIGINS',
+    default: '(none)',
+    meaning:
+      'Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: `https://HOST[:PORT]` or `http://…`, no path, e.g. `https://app.example.com,http://localhost:5173`. Unset: CORS is off and no `Access-Control-*` header is sent. Preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered without a key; pages may send `Authorization`, `Content-Type`, `Idempotency-Key` and `X-Request-Id` and read `Link`, `Location`, `RateLimit`, `RateLimit-Policy`, `Retry-After`, `Deprecation`, `Sunset` and `X-Request-Id`.',
+  },
+  {
     name: 'COPY_FROM_URL',
     default: '`DATABASE_URL`',
     file: true,
@@ -266,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       0,
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
+    corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
   })
 }
 
@@ -426,4 +435,26 @@ function parsePublicUrl(value: string | undefined): string | undefined {
     throw new ConfigError('PUBLIC_URL', 'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1.')
   }
   return trimmed
+}
+
+// Exact origins as a browser sends them in `Origin` (RFC 6454 §6.1): scheme, host and an optional
+// port; no path, query, fragment or credentials, no trailing slash.
+function parseCorsOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+  origins.forEach((origin, index) => {
+    let url: URL | undefined
+    try {
+      url = new URL(origin)
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `entry ${index + 1} is not an origin: each must be http(s)://HOST[:PORT] with no path or trailing slash, such as https://app.example.com, separated by commas.`,
+      )
+    }
+  })
+  return origins
 }

@@ -21,6 +21,7 @@ describe('configuration (loadConfig)', () => {
     assert.deepEqual(config.apiKeys, [])
     assert.equal(config.logLevel, 'info')
     assert.equal(config.publicUrl, undefined)
+    assert.deepEqual(config.corsOrigins, [])
     assert.ok(Object.isFrozen(config))
   })
 
@@ -33,6 +34,7 @@ describe('configuration (loadConfig)', () => {
         API_KEYS: ` ${KEY_1} ,${KEY_2},`,
         LOG_LEVEL: 'WARN',
         PUBLIC_URL: 'https://api.example.com/v1/',
+        CORS_ORIGINS: 'https://app.example.com, http://localhost:5173,',
       },
       '/srv/app',
     )
@@ -42,6 +44,7 @@ describe('configuration (loadConfig)', () => {
     assert.deepEqual(config.apiKeys, [KEY_1, KEY_2])
     assert.equal(config.logLevel, 'warn')
     assert.equal(config.publicUrl, 'https://api.example.com/v1')
+    assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
   })
 
   it('resolves a relative SQLite path against the working directory and keeps :memory:', () => {
@@ -65,6 +68,12 @@ describe('configuration (loadConfig)', () => {
     ['PUBLIC_URL', 'https://example.com/v2'],
     ['PUBLIC_URL', 'not a url'],
     ['PUBLIC_URL', 'https://example.com/v1?x=1'],
+    ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', 'https://app.example.com/'],
+    ['CORS_ORIGINS', 'https://app.example.com/app'],
+    ['CORS_ORIGINS', 'ftp://app.example.com'],
+    ['CORS_ORIGINS', '*'],
+    ['CORS_ORIGINS', 'https://ok.example.com,https://user@app.example.com'],
   ]
   for (const [variable, value] of bad) {
     it(`rejects ${variable}=${value} naming the variable`, () => {

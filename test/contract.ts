@@ -1,5 +1,6 @@
 // Checks a real response against the committed openapi.json: the status is one the operation
-// documents, the body is JSON matching that response's schema, and an Error body is consistent.
+// documents, every header of ours it carries is documented on that response, the body is JSON
+// matching that response's schema, and an Error body is consistent.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { Ajv2020 } from 'ajv/dist/2020.js'
@@ -20,6 +21,26 @@ function pointer(...segments: string[]): string {
   return segments.map((segment) => segment.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')
 }
 
+/**
+ * The response headers the service sends (besides Content-Type and the like, and CORS's, which
+ * depend on the deployment and are described in the document's description): each one seen must
+ * be documented on the response of the operation it came from.
+ */
+export const SERVICE_HEADERS = [
+  'x-request-id',
+  'cache-control',
+  'x-content-type-options',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after',
+  'link',
+  'location',
+  'deprecation',
+  'sunset',
+  'allow',
+  'www-authenticate',
+]
+
 /** A response as the test client saw it. */
 export interface SeenResponse {
   status: number
@@ -36,9 +57,18 @@ export function assertMatchesContract(method: string, path: string, response: Se
   const template = TEMPLATES.find(([pattern]) => pattern.test(route))?.[1]
   const operation = template && openapi.paths[template]?.[method.toLowerCase()]
   const where = `${method} ${path} → ${response.status}`
+  assert.ok(response.headers.get('x-request-id'), `${where}: every response carries X-Request-Id`)
   if (method === 'HEAD' || response.status === 204) return
   if (operation) {
-    assert.ok(operation.responses[String(response.status)], `${where}: status not documented for ${operation.operationId}`)
+    const documented = operation.responses[String(response.status)]
+    assert.ok(documented, `${where}: status not documented for ${operation.operationId}`)
+    const names = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()))
+    for (const name of SERVICE_HEADERS.filter((header) => response.headers.has(header))) {
+      assert.ok(names.has(name), `${where}: header ${name} not documented on this response of ${operation.operationId}`)
+    }
+  } else if (template && response.status === 405) {
+    // described once, in the document's description: a method the path does not offer
+    assert.ok(response.headers.get('allow'), `${where}: 405 names the methods in Allow`)
   } else if (response.status < 400) {
     return
   }

@@ -92,6 +92,8 @@ export interface ServerOptions {
   /** AUTH_FAILURES_PER_MINUTE and MAX_CONNECTIONS; the production defaults unless given. */
   authFailuresPerMinute?: number
   maxConnections?: number
+  /** CORS_ORIGINS; none (CORS off) unless given. */
+  corsOrigins?: string[]
   /** LOG_LEVEL of the captured log; `info` unless given. */
   logLevel?: LogLevel
 }
@@ -121,6 +123,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      corsOrigins: options.corsOrigins ?? [],
     },
     store,
     keys,

@@ -4,6 +4,7 @@ import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
 import { createKeyVerifier } from '../src/http/auth.js'
+import { openApiText } from '../src/http/openapi.js'
 import { openStore } from '../src/store/index.js'
 
 /** openapi.json's expected text: the served document, 2-space indented, with a final newline. */
@@ -18,6 +19,7 @@ export async function renderOpenApi(): Promise<string> {
       rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
+      corsOrigins: [],
     },
     store,
     keys,
@@ -26,7 +28,7 @@ export async function renderOpenApi(): Promise<string> {
   })
   try {
     await app.ready()
-    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+    return openApiText(app)
   } finally {
     keys.close()
     await app.close()

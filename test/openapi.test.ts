@@ -44,6 +44,53 @@ describe('OpenAPI document', () => {
     }
   })
 
+  it('says what the relative server /v1 means when PUBLIC_URL is unset', () => {
+    assert.deepEqual(
+      openapi.servers.map((s: { url: string }) => s.url),
+      ['/v1'],
+    )
+    assert.match(openapi.servers[0].description, /relative/)
+    assert.match(openapi.info.description, /resolve it against the URL this document\s+was fetched from/)
+  })
+
+  it('describes the 405 with Allow and the 404 for paths that are not operations, once, in its description', () => {
+    assert.match(openapi.info.description, /405\s+`method_not_allowed` with `Allow`/)
+    assert.match(openapi.info.description, /404 `not_found`/)
+  })
+
+  it('documents X-Request-Id and Cache-Control on every response, RateLimit once the key is accepted, Retry-After on 429', () => {
+    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { headers: object }> }>>(
+      openapi.paths,
+    )) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const names = Object.keys(response.headers ?? {})
+          const where = `${method} ${path} ${status}`
+          for (const name of ['X-Request-Id', 'Cache-Control', 'X-Content-Type-Options'])
+            assert.ok(names.includes(name), `${where} ${name}`)
+          const keyed = !['401', '408', '431'].includes(status)
+          assert.equal(names.includes('RateLimit') && names.includes('RateLimit-Policy'), keyed, `${where} RateLimit`)
+          assert.equal(names.includes('Retry-After'), status === '429', `${where} Retry-After`)
+        }
+      }
+    }
+  })
+
+  it('gives each operation an example, int64 values beyond 2^53 written exactly', () => {
+    const examples = (media: { examples?: Record<string, { value: unknown }> }) => Object.values(media.examples ?? {})
+    assert.ok(examples(openapi.paths['/pets'].post.requestBody.content['application/json']).length > 0, 'createPet body')
+    for (const [path, method, status] of [
+      ['/pets', 'get', '200'],
+      ['/pets', 'post', '201'],
+      ['/pets/{petId}', 'get', '200'],
+    ] as const) {
+      const media = openapi.paths[path][method].responses[status].content['application/json']
+      assert.ok(examples(media).length > 0, `${method} ${path} ${status}`)
+    }
+    assert.match(committed, /"categoryId": 9223372036854775807,/)
+    assert.match(committed, /"id": 9007199254740993,/)
+  })
+
   it('passes the Redocly CLI linter (recommended rules)', async () => {
     const bin = new URL('node_modules/.bin/redocly', root).pathname
     const { stdout, stderr } = await promisify(execFile)(bin, ['lint', 'openapi.json', '--format', 'stylish'], {

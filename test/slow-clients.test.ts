@@ -76,7 +76,8 @@ function openRaw(port: number): Promise<RawClient> {
 }
 
 /**
- * How the service ended a connection: '408' (a 408 carrying the Error body, code `request_timeout`), 'plain close'
+ * How the service ended a connection: '408' (a 408 carrying the Error body, code `request_timeout`, a fresh
+ * X-Request-Id and the API's Cache-Control and X-Content-Type-Options like every error), 'plain close'
  * (nothing sent), or a description of anything else (a failure).
  */
 function ending(client: RawClient): string {
@@ -84,6 +85,9 @@ function ending(client: RawClient): string {
   if (text === '') return 'plain close'
   const [head = '', body = ''] = text.split('\r\n\r\n', 2)
   if (!head.startsWith('HTTP/1.1 408 ')) return JSON.stringify(text.slice(0, 80))
+  for (const line of [/^x-request-id: [0-9a-f-]{36}$/im, /^cache-control: no-store$/im, /^x-content-type-options: nosniff$/im]) {
+    if (!line.test(head)) return `408 without ${line.source}: ${JSON.stringify(head)}`
+  }
   try {
     const parsed = JSON.parse(body) as { code?: unknown; status?: unknown; message?: unknown }
     if (parsed.code === 'request_timeout' && parsed.status === 408 && typeof parsed.message === 'string') return '408'

@@ -1,12 +1,14 @@
 // The error catalog (stable codes → status and message), the Error body schema, ApiError, and the one
 // error handler that writes every error response as docs/specification.md, Errors says:
 // `{code, message, status}`.
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
+import { API_HEADERS } from './api-headers.js'
 
 /**
  * Every error code the service answers with, its HTTP status and default message. Codes are
@@ -154,9 +156,16 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
           ? new ApiError('request_timeout')
           : new ApiError('invalid_request', { message: 'The request is not valid HTTP/1.1.', details: [] })
     const body = JSON.stringify(apiError.toBody())
-    socket.write(
-      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    )
+    // The request's headers did not parse, so a client's own X-Request-Id cannot be read: a new one.
+    const head = [
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode]}`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${randomUUID()}`,
+      ...Object.entries(API_HEADERS).map(([name, value]) => `${name}: ${value}`),
+      'Connection: close',
+    ]
+    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`)
   }
   socket.destroy()
 }
@@ -165,5 +174,11 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
   if (apiError.statusCode >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
-  return reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.toBody())
+  // The request id here too: an error the router raises (an undecodable URL) skips the hooks that set it.
+  return reply
+    .code(apiError.statusCode)
+    .header('x-request-id', request.id)
+    .headers(API_HEADERS)
+    .headers(apiError.headers)
+    .send(apiError.toBody())
 }

@@ -2,7 +2,10 @@
 // definitions that validate and serialize), and served at GET /v1/openapi.json without auth.
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
+import { stringify } from 'lossless-json'
+import { CORS_EXPOSED_HEADERS } from './cors.js'
 import { SUNSET_DATE } from './deprecation.js'
+import { OPERATION_EXAMPLES } from './examples.js'
 
 /** The interface version (docs/specification.md, Versioning). */
 export const INTERFACE_VERSION = '1.0.0'
@@ -11,12 +14,37 @@ const DESCRIPTION = `Keeps a collection of animals and serves them as JSON.
 
 Every operation requires an API key sent as \`Authorization: Bearer <API_KEY>\` (RFC 6750).
 Every error response carries the \`Error\` body \`{code, message, status}\`; \`code\` is one of a stable
-set listed in the \`Error\` schema. \`getPet\` is deprecated and will be removed on ${SUNSET_DATE}.`
+set listed in the \`Error\` schema. \`getPet\` is deprecated and will be removed on ${SUNSET_DATE}.
+
+**Server URL.** Paths are relative to the server URL, which ends in \`/v1\`. When the deployment sets
+no public URL, the server is the relative reference \`/v1\`: resolve it against the URL this document
+was fetched from (fetched from \`https://api.example.com/v1/openapi.json\`, the API is at
+\`https://api.example.com/v1\`, so \`GET /pets\` is \`GET https://api.example.com/v1/pets\`). Give that
+absolute URL to a client generator that does not resolve relative servers.
+
+**int64.** \`id\`, \`categoryId\` and \`petId\` are signed 64-bit integers, exact over the whole range
+in both directions. Values beyond 2^53 are written as bare JSON digits: read them with a parser that
+keeps every digit (JavaScript's \`JSON.parse\` rounds them).
+
+**Any path.** Every response carries \`X-Request-Id\`, \`Cache-Control: no-store\` and
+\`X-Content-Type-Options: nosniff\`. A method a path does not offer is answered 405
+\`method_not_allowed\` with \`Allow\` listing the methods it does; a path under \`/v1\` that is not listed
+here is answered 404 \`not_found\`. Both only after the key is accepted (without one: 401), both with
+the \`Error\` body. Bodies of 1 KiB or more are compressed (gzip or br) when \`Accept-Encoding\` asks.
+
+**Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
+and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
+
+/** The document's text: 2-space indented JSON with a final newline, int64 examples exact. */
+export function openApiText(app: FastifyInstance): string {
+  return `${stringify(app.swagger(), undefined, 2)}\n`
+}
 
 /**
  * Registers @fastify/swagger (call before the routes) and GET /v1/openapi.json. `serverUrl` is the
  * base URL ending in `/v1` (PUBLIC_URL, else the relative `/v1`); paths in the document are
- * relative to it, as in docs/specification.md, Operations.
+ * relative to it, as in docs/specification.md, Operations. Each operation's examples come from
+ * src/http/examples.ts.
  */
 export async function registerOpenApi(app: FastifyInstance, serverUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -28,7 +56,14 @@ export async function registerOpenApi(app: FastifyInstance, serverUrl: string): 
         description: DESCRIPTION,
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
-      servers: [{ url: serverUrl, description: 'This deployment' }],
+      servers: [
+        {
+          url: serverUrl,
+          description: serverUrl.startsWith('/')
+            ? 'This deployment, relative to where this document was fetched (see the description above).'
+            : 'This deployment.',
+        },
+      ],
       tags: [{ name: 'pets', description: 'Animals held in the store.' }],
       security: [{ bearerAuth: [] }],
       components: {
@@ -43,6 +78,38 @@ export async function registerOpenApi(app: FastifyInstance, serverUrl: string): 
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
+    transformObject: (document) => ('openapiObject' in document ? withExamples(document.openapiObject) : document.swaggerObject),
   })
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+  let text: string | undefined
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
+    text ??= openApiText(app)
+    return reply.type('application/json; charset=utf-8').send(text)
+  })
+}
+
+type Operation = {
+  operationId?: string
+  requestBody?: { content?: Record<string, object> }
+  responses?: Record<string, { content?: Record<string, object> }>
+}
+
+// Puts OPERATION_EXAMPLES into the media types of the generated operations (a route schema cannot
+// carry them: @fastify/swagger drops whatever sits beside a `$ref`).
+function withExamples<T extends object>(document: T): T {
+  const { paths = {} } = document as { paths?: Record<string, Record<string, Operation>> }
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const examples = OPERATION_EXAMPLES[operation.operationId ?? '']
+      if (!examples) continue
+      const json = (content?: Record<string, object>) => content?.['application/json'] as { examples?: object } | undefined
+      const body = json(operation.requestBody?.content)
+      if (body && examples.requestBody) body.examples = examples.requestBody
+      for (const [status, named] of Object.entries(examples.responses)) {
+        const media = json(operation.responses?.[status]?.content)
+        if (!media) throw new Error(`${operation.operationId} has no ${status} response for its example`)
+        media.examples = named
+      }
+    }
+  }
+  return document
 }

@@ -18,7 +18,7 @@ import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecat
 import { ApiError } from './errors.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, responseFor } from './idempotency.js'
 import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
-import { errorResponses, header } from './responses.js'
+import { errorResponses, header, successResponse } from './responses.js'
 
 /**
  * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
@@ -48,13 +48,9 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         security: SECURITY,
         querystring: Query,
         response: {
-          200: {
-            $ref: 'Pets',
-            description: 'Success: a page of animals (possibly empty).',
-            headers: {
-              Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
-            },
-          },
+          200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
+            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+          }),
           ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
         },
       },
@@ -77,6 +73,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
   app.post<{ Body: NewPet; Headers: { 'idempotency-key'?: string } }>(
     '/v1/pets',
     {
+      compress: false, // one pet: below the compression threshold
       schema: {
         operationId: 'createPet',
         summary: 'Add an animal',
@@ -88,11 +85,9 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         headers: IdempotencyHeaders,
         body: { $ref: 'NewPet' },
         response: {
-          201: {
-            $ref: 'Pet',
-            description: 'Animal added.',
-            headers: { Location: header('Where the new animal can be read: `/v1/pets/{id}`.') },
-          },
+          201: successResponse(201, 'Pet', 'Animal added.', {
+            Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+          }),
           ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
         },
       },
@@ -123,6 +118,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
     '/v1/pets/:petId',
     {
       config: { headers: deprecationHeaders(`${linkBase}/pets`) },
+      compress: false, // one pet: below the compression threshold
       schema: {
         operationId: 'getPet',
         summary: 'Read one animal (deprecated)',
@@ -133,7 +129,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         querystring: NO_QUERY,
         params: PetIdParams,
         response: {
-          200: { $ref: 'Pet', description: 'Success.', headers: DEPRECATION_HEADERS },
+          200: successResponse(200, 'Pet', 'Success.', DEPRECATION_HEADERS),
           ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
         },
       },

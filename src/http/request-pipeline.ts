@@ -3,6 +3,7 @@
 // microtask turn, docs/benchmarks.md): the request id, the route's fixed headers, the Host check,
 // authentication, the rate limit and the early 404/405; then the one log line and the metrics.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
 import { ApiError } from './errors.js'
 import type { RequestMetrics } from './metrics.js'
@@ -13,7 +14,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No API key needed (probes, the OpenAPI document, the docs page). */
     public?: boolean
-    /** Headers sent on every response of the route, errors included (getPet's deprecation). */
+    /** Headers sent on every response of the route, errors included (the API's, getPet's deprecation). */
     headers?: Record<string, string>
   }
   interface FastifyRequest {
@@ -46,6 +47,12 @@ export function installRequestPipeline(
   { keys, limit, limitAuthFailures, notFound, metrics, logger }: PipelineOptions,
 ): void {
   app.decorateRequest('apiKey', null)
+  // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
+  // first step sets them with the rest and no request pays for deciding.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(API_PREFIX))
+      route.config = { ...route.config, headers: { ...API_HEADERS, ...route.config?.headers } }
+  })
   // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
   // kept-alive socket would otherwise hold the close open until the grace period kills the process.
   let closing = false
@@ -56,7 +63,10 @@ export function installRequestPipeline(
 
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
     request.apiKey = identity
-    const refusal = limit?.(identity.keyId, reply) ?? (request.is404 ? notFound(request) : undefined)
+    // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
+    // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
+    const unrouted = request.is404 || request.method === 'OPTIONS'
+    const refusal = limit?.(identity.keyId, reply) ?? (unrouted ? notFound(request) : undefined)
     // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
     if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
     return refusal
@@ -69,7 +79,6 @@ export function installRequestPipeline(
   }
 
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
     const { config } = request.routeOptions
     if (config.headers) reply.headers(config.headers)
     const hostError = missingHost(request)
@@ -92,7 +101,10 @@ export function installRequestPipeline(
 
   // Close the connection when answering before a declared body was read (401, 404, 405, 415, 429,
   // a public route): reading and discarding it would let a client without a key push any amount.
+  // The request id goes on here rather than in the first step, so that responses written before it
+  // (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
   app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id)
     if (closing || hasUnreadBody(request)) reply.header('connection', 'close')
     done(null, payload)
   })

@@ -1,5 +1,6 @@
 // Response schemas for route definitions: the success bodies by `$ref`, and the Error body for each
-// error status an operation can answer, with the headers OpenAPI should show.
+// error status an operation can answer, with every header the service sends on each, as OpenAPI
+// should show them (test/contract.ts fails on a status or header the suite sees undescribed).
 import { ERROR_CODES, type ErrorCode } from './errors.js'
 
 type Header = { type: 'string'; description: string }
@@ -24,6 +25,28 @@ const WHEN: Partial<Record<number, string>> = {
   503: 'The database is unavailable (`service_unavailable`); retry later.',
 }
 
+/** Sent on every response (src/http/request-pipeline.ts, src/http/api-headers.ts). */
+const EVERY_RESPONSE: Record<string, Header> = {
+  'X-Request-Id': header(
+    "The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID.",
+  ),
+  'Cache-Control': header('`no-store`: responses depend on the key and on changing data; no cache may keep them.'),
+  'X-Content-Type-Options': header('`nosniff`.'),
+}
+
+/**
+ * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
+ * before the request was read), while RATE_LIMIT_PER_MINUTE is not 0.
+ */
+const RATE_LIMIT: Record<string, Header> = {
+  RateLimit: header(
+    'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
+  ),
+  'RateLimit-Policy': header(
+    'draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window.',
+  ),
+}
+
 const HEADERS: Partial<Record<number, Record<string, Header>>> = {
   409: { 'Retry-After': header('Seconds to wait before retrying with the same key.') },
   401: {
@@ -31,6 +54,23 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
       'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
     ),
   },
+  429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },
+}
+
+/** Statuses answered before the key is accepted: without the RateLimit fields. */
+const BEFORE_THE_KEY = new Set([401, 408, 431])
+
+/** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
+function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {
+  return { ...EVERY_RESPONSE, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+}
+
+/**
+ * A success response: the body by `$ref`, its `description`, and every header sent with it plus the
+ * operation's own `headers` (Link, Location, …). Its examples are in src/http/examples.ts.
+ */
+export function successResponse(status: number, ref: string, description: string, headers: Record<string, Header> = {}): object {
+  return { $ref: ref, description, headers: headersFor(status, headers) }
 }
 
 /**
@@ -42,11 +82,10 @@ export function errorResponses(statuses: number[], extraHeaders: Record<string, 
   for (const status of statuses) {
     const codes = (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => ERROR_CODES[code].status === status)
     if (codes.length === 0) throw new Error(`no error code has status ${status}`)
-    const headers = { ...HEADERS[status], ...extraHeaders }
     responses[status] = {
       $ref: 'Error',
       description: WHEN[status] ?? codes.join(', '),
-      ...(Object.keys(headers).length > 0 && { headers }),
+      headers: headersFor(status, extraHeaders),
     }
   }
   return responses

@@ -140,6 +140,16 @@ export interface operations {
             /** @description Success: a page of animals (possibly empty). */
             200: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
@@ -151,6 +161,16 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -160,6 +180,12 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -171,6 +197,12 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -180,6 +212,18 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -189,6 +233,12 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -198,6 +248,16 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -207,6 +267,16 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry later. */
             503: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -234,6 +304,16 @@ export interface operations {
             /** @description Animal added. */
             201: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
                     [name: string]: unknown;
@@ -245,6 +325,16 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -254,6 +344,12 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -265,6 +361,12 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -274,6 +376,16 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds. */
             409: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description Seconds to wait before retrying with the same key. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -285,6 +397,16 @@ export interface operations {
             /** @description The request body is larger than 16 KiB (`body_too_large`). */
             413: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -294,6 +416,16 @@ export interface operations {
             /** @description The request body is not `application/json` in UTF-8 (`unsupported_media_type`). */
             415: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -303,6 +435,16 @@ export interface operations {
             /** @description The `Idempotency-Key` was already used with a different request body (`idempotency_key_reused`). */
             422: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -312,6 +454,18 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -321,6 +475,12 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -330,6 +490,16 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -339,6 +509,16 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry later. */
             503: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -362,6 +542,16 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -377,6 +567,16 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -392,6 +592,12 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
                     "WWW-Authenticate"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
@@ -409,6 +615,16 @@ export interface operations {
             /** @description No animal with that identifier (`pet_not_found`). */
             404: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -424,6 +640,12 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -439,6 +661,18 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
+                    "Retry-After"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -454,6 +688,12 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -469,6 +709,16 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
@@ -484,6 +734,16 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry later. */
             503: {
                 headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */

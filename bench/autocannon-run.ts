@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     const headers: Record<string, string> = {}
     if (kind.authorized) headers.authorization = options.authorization
     if (kind.body !== undefined) headers['content-type'] = 'application/json'
+    if (kind.acceptEncoding !== undefined) headers['accept-encoding'] = kind.acceptEncoding
     return { ...request, method: kind.method, path, headers, body: kind.body ?? '' }
   }
   const latencies: number[] = []

@@ -19,6 +19,7 @@ export async function preflight(
         headers: {
           ...(kind.authorized && { authorization }),
           ...(kind.body !== undefined && { 'content-type': 'application/json' }),
+          ...(kind.acceptEncoding !== undefined && { 'accept-encoding': kind.acceptEncoding }),
         },
         ...(kind.body !== undefined && { body: kind.body }),
       })

@@ -146,4 +146,24 @@ export const SCENARIOS: Scenario[] = [
       ],
     }),
   },
+  {
+    id: 'h',
+    title: 'list 100 by status, gzip',
+    // (b) with `Accept-Encoding: gzip`: the service compresses the 8 KB page (the baseline does not);
+    // (h) against (b) is what compression costs. No target: compression is the client's choice.
+    on: { sqlite: { targets: ['service', 'baseline'] } },
+    fixedRate: false,
+    workload: () => ({
+      kinds: [
+        {
+          weight: 1,
+          method: 'GET',
+          paths: ['/v1/pets?limit=100&status=available'],
+          authorized: true,
+          acceptEncoding: 'gzip',
+          expectedStatus: 200,
+        },
+      ],
+    }),
+  },
 ]

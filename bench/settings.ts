@@ -2,7 +2,7 @@
 import { integerSetting } from './report.js'
 
 /** The scenario letters, (a) to (g). */
-export const SCENARIO_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const
+export const SCENARIO_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] as const
 /** One scenario letter. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number]
 /** The databases the bench runs on, in run order. */

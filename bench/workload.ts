@@ -13,6 +13,8 @@ export interface RequestKind {
   body?: string
   /** Whether to send the API key. */
   authorized: boolean
+  /** An `Accept-Encoding` to send (a compressed answer), when set. */
+  acceptEncoding?: string
   /** The only status this kind may be answered with. */
   expectedStatus: number
 }

@@ -36,6 +36,7 @@ export function wrkScript(workload: Workload, authorization: string, seed: numbe
       ...(kind.idRange ? [`lo = ${kind.idRange[0]}`, `hi = ${kind.idRange[1]}`] : []),
       ...(kind.body !== undefined ? [`body = ${luaString(kind.body)}`] : []),
       `auth = ${kind.authorized}`,
+      ...(kind.acceptEncoding !== undefined ? [`encoding = ${luaString(kind.acceptEncoding)}`] : []),
     ]
     return `  { ${fields.join(', ')} }`
   })
@@ -73,6 +74,7 @@ function request()
   local headers = {}
   if kind.auth then headers["Authorization"] = authorization end
   if kind.body then headers["Content-Type"] = "application/json" end
+  if kind.encoding then headers["Accept-Encoding"] = kind.encoding end
   return wrk.format(kind.method, path, headers, kind.body)
 end
 

@@ -1,4 +1,4 @@
-// The bench scenarios (a)–(g): what each sends, which processes it runs against, and the target it is judged by.
+// The bench scenarios (a)–(h): what each sends, which processes it runs against, and the target it is judged by.
 import type { Database, ScenarioId } from './settings.js'
 import type { Workload } from './workload.js'
 

@@ -63,6 +63,8 @@ export async function launchTargets(
     DATABASE_URL: url,
     API_KEYS: options.apiKey,
     RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+    // (e) sends hundreds of thousands of 401s a minute from one address: raised likewise.
+    AUTH_FAILURES_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
     // Metrics stay on (the default) on their own listener; a free port, as two services run at once.
     METRICS_PORT: '0',
   })

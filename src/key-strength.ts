@@ -1,11 +1,18 @@
 // How guessable a configured API key (API_KEYS) is: a length floor and an entropy estimate that
 // refuses repeated, alternating and sequential values, which a length check alone lets through.
 
-/** Fewest characters a configured key may have: 22 base64url characters carry 128 random bits. */
-export const MIN_CONFIGURED_KEY_LENGTH = 22
+/**
+ * Fewest characters a configured key may have (as before this estimate was added: keys that worked
+ * keep working unless they are patterns).
+ */
+export const MIN_CONFIGURED_KEY_LENGTH = 16
 
-/** Least estimated entropy, in bits, a configured key must have (estimateEntropyBits). */
-export const MIN_CONFIGURED_KEY_BITS = 64
+/**
+ * Least estimated entropy, in bits, a configured key must have (estimateEntropyBits): a floor that
+ * refuses patterns (repeated, alternating, sequential: 0 to about 20 bits), not a strength
+ * guarantee; 16 random base64url characters score about 45, 32 about 110.
+ */
+export const MIN_CONFIGURED_KEY_BITS = 40
 
 /**
  * A conservative estimate of `key`'s entropy in bits: the smaller of two empirical Shannon totals,
@@ -13,7 +20,7 @@ export const MIN_CONFIGURED_KEY_BITS = 64
  * differences). Each total is n × H, where H = −Σ p·log2(p) over the observed frequencies. (1)
  * catches few distinct characters (`aaaa…` 0 bits, `abab…` 16); (2) catches runs and patterns made
  * of many characters (`0123456789abcdef` has 64 by (1) but about 5 by (2)). A random base64url key
- * of 22+ characters scores above 64 by both; 43 random characters score about 200.
+ * of 16 characters scores about 45 by both; 43 random characters score about 200.
  */
 export function estimateEntropyBits(key: string): number {
   const characters = [...key]

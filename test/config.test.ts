@@ -100,14 +100,14 @@ describe('configuration (loadConfig)', () => {
     )
   })
 
-  describe('API_KEYS entries must be long and random (at least 22 characters and an estimated 64 bits)', () => {
+  describe('API_KEYS entries must be long and random (at least 16 characters and an estimated 40 bits)', () => {
     const weak: Array<[string, string]> = [
       ['aaaaaaaaaaaaaaaaaaaaaaaa', 'one repeated character'],
       ['abababababababababababab', 'two alternating characters'],
       ['0123456789abcdefghijklmn', 'a run of consecutive characters'],
       ['0123456789abcdef', '16 distinct characters, but too short and sequential'],
       ['Password123456789!Passw', 'a password with a counting run'],
-      ['Xk3_pQ9-vR2', 'random, but shorter than 22 characters'],
+      ['Xk3_pQ9-vR2', 'random, but shorter than 16 characters'],
     ]
     for (const [key, why] of weak) {
       it(`refuses ${key} (${why}) without echoing it`, () => {
@@ -117,7 +117,7 @@ describe('configuration (loadConfig)', () => {
             error instanceof ConfigError &&
             error.variable === 'API_KEYS' &&
             !error.message.includes(key) &&
-            /64\+ bits/.test(error.message),
+            /40\+ bits/.test(error.message),
         )
       })
     }
@@ -125,6 +125,8 @@ describe('configuration (loadConfig)', () => {
       [generateApiKey().key, 'a generated ask_ key'],
       [KEY_1, '32 random base64url characters'],
       ['kZ8vQ2mX7pL4nR9tW1yB6c', '22 random base64url characters'],
+      ['aB3dE5fG7hJ9kL1m', '16 mixed characters, the shortest accepted'],
+      ['integration-test-key', 'words of 20 characters, as a test setup might use'],
       [
         '3q2+7w8Zr0Q9YbVxk1mN4tUuP5sE6dJ7fH8gK9lA0c4=',
         '44 base64 characters with + and = (the shape openssl rand -base64 32 prints)',

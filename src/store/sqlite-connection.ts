@@ -11,9 +11,10 @@ import { prepareSqliteFile } from './sqlite-file.js'
 export function openSqlite(path: string): BetterSqlite3.Database {
   prepareSqliteFile(path)
   const database = new BetterSqlite3(path)
+  // The busy timeout first: switching to WAL needs a lock another connection may hold for a moment.
+  database.pragma('busy_timeout = 5000')
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')
-  database.pragma('busy_timeout = 5000')
   // SQLite's own default page cache (2 MiB) instead of better-sqlite3's 16 MiB: the OS page cache
   // serves the rest, and the process's memory stays flat while the database grows (docs/reliability.md).
   database.pragma('cache_size = -2000')

@@ -62,6 +62,9 @@ export async function createKeyVerifier(
   log: FastifyBaseLogger,
   refreshMs = KEY_REFRESH_MS,
 ): Promise<KeyVerifier> {
+  // A key that is neither generated (`ask_…`) nor as long as a configured one cannot be valid: it is
+  // refused without hashing or caching, so long made-up tokens cannot fill the verdict cache.
+  const configuredLengths = new Set(configuredKeys.map((key) => key.length))
   const configured: StoredKey[] = configuredKeys.map((key, index) => ({
     hash: hashApiKey(key),
     identity: { keyId: `API_KEYS:${index + 1}` },
@@ -151,6 +154,7 @@ export async function createKeyVerifier(
     verify(key) {
       const cached = verdicts.get(key)
       if (cached !== undefined) return cached || undefined
+      if (!configuredLengths.has(key.length) && !isGeneratedKey(key)) return undefined
       const hash = hashApiKey(key)
       const identity = find(key, hash)
       if (identity || !isGeneratedKey(key)) return remember(key, identity)

@@ -125,6 +125,9 @@ export async function copyStore(source: Kysely<Database>, target: Kysely<Databas
       const existing = { pets: await countRows(to, 'pets'), apiKeys: await countRows(to, 'api_keys') }
       if (existing.pets + existing.apiKeys > 0) {
         if (!options.replace) throw new TargetNotEmptyError(existing.pets, existing.apiKeys)
+        // Idempotency records name key and pet ids that the copy reassigns: a replay after it could
+        // answer with another animal. They are not copied either (a retry after a move creates anew).
+        await to.deleteFrom('idempotency_keys').execute()
         await to.deleteFrom('api_keys').execute()
         await to.deleteFrom('pets').execute()
       }

@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { toBigInt } from '../int64.js'
+import { JSON_CONTENT_TYPE, petJson, petsJson } from '../pet-json.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
@@ -17,7 +18,6 @@ import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, responseFor } from './idempotency.js'
-import { JSON_CONTENT_TYPE, petJson, petsJson } from './pet-json.js'
 import { errorResponses, header, successResponse } from './responses.js'
 
 /**
@@ -107,7 +107,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         fingerprint: fingerprintOf(draft),
         now,
         expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
-        respond: (pet) => ({ status: 201, location: `${linkBase}/pets/${pet.id}`, body: petJson(pet) }),
+        locationBase: `${linkBase}/pets/`,
       })
       const response = responseFor(outcome)
       return reply.code(response.status).header('location', response.location).type(JSON_CONTENT_TYPE).send(response.body)

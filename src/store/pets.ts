@@ -2,6 +2,7 @@
 // SQL both dialects share. Rows come back as Pet objects whose int64 columns are decimal text
 // (src/int64.ts), so no BigInt is created per row and the digits go into JSON as they are.
 import type { Int64Text } from '../int64.js'
+import { petJson } from '../pet-json.js'
 import type { Pet, PetStatus } from '../schemas.js'
 
 /** A pet to insert: the validated NewPet with its default applied and `categoryId` exact. */
@@ -47,8 +48,13 @@ export interface IdempotentCreate {
   now: number
   /** Records created before this (ms since the epoch) are expired: reused as new, and deleted. */
   expiredBefore: number
-  /** The response to store for the new pet, rendered inside the transaction. */
-  respond(pet: Pet): StoredResponse
+  /** Where created pets are read: the stored `Location` is this followed by the new id (`/v1/pets/`). */
+  locationBase: string
+}
+
+/** The 201 a created pet gets, as stored for replays: `Location` and the Pet body (pet-json.ts). */
+export function createdResponse(once: IdempotentCreate, pet: Pet): StoredResponse {
+  return { status: 201, location: `${once.locationBase}${pet.id}`, body: petJson(pet) }
 }
 
 /** A createPet response as stored for replay: status, `Location` and the exact body text. */

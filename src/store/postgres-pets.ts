@@ -5,6 +5,7 @@ import type pg from 'pg'
 import type { Pet } from '../schemas.js'
 import {
   claimedOutcome,
+  createdResponse,
   findPetSql,
   type IdempotencyRecord,
   type IdempotentCreate,
@@ -74,7 +75,7 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       text: INSERT_PET,
       values: [draft.name, String(draft.categoryId), draft.status],
     })
-    const response = once.respond(storedPet(draft, (inserted.rows[0] as { id: string }).id))
+    const response = createdResponse(once, storedPet(draft, (inserted.rows[0] as { id: string }).id))
     await client.query({
       name: 'respond_idempotency_key',
       text: IDEMPOTENCY.respond,

@@ -1,98 +1,74 @@
-// Pets on SQLite: statements prepared once and run synchronously by better-sqlite3 (no query builder
-// on the request path), and group commit for concurrent creates (group-commit.ts).
+// Pets on SQLite: reads through statements prepared once and run synchronously by better-sqlite3 (no
+// query builder on the request path); writes on the writer thread (sqlite-writer.ts), group-committed.
 import type BetterSqlite3 from 'better-sqlite3'
 import type { Pet } from '../schemas.js'
 import { groupCommit } from './group-commit.js'
 import {
-  claimedOutcome,
   findPetSql,
-  type IdempotencyRecord,
-  type IdempotentCreate,
-  type IdempotentOutcome,
-  idempotencySql,
   LIST_VARIANTS,
   type ListVariant,
   listPetsSql,
   listPetsVariant,
   type PetDraft,
   type PetStore,
-  type SqlDialect,
-  storedPet,
 } from './pets.js'
 import { createSqliteWriter } from './sqlite-writer.js'
-
-const SQLITE: SqlDialect = { int64Text: (column) => `cast(pets.${column} as text)`, parameter: () => '?' }
+import { type OnceJob, prepareWrites, SQLITE, type SqliteWrites } from './sqlite-writes.js'
 
 /**
  * A PetStore over an open better-sqlite3 database (migrated, safe integers on) at `path`. Reads run
- * here; inserts run on a writer thread (sqlite-writer.ts), or here for `:memory:`, which a thread
- * cannot share, and resolve after their commit. Rejects with the driver's error (store/index.ts
- * classifies it). `close` stops the writer thread.
+ * here; creates run on a writer thread, or here for `:memory:`, which a thread cannot share, and
+ * resolve after their commit. Rejects with the driver's error (store/index.ts classifies it).
+ * `close` stops the writer thread.
  */
 export function sqlitePetStore(database: BetterSqlite3.Database, path: string): PetStore & { close(): Promise<void> } {
-  // Prepared on first use: the store is opened before migrations create the table.
-  let prepared: ReturnType<typeof prepare> | undefined
-  const statements = () => {
-    prepared ??= prepare(database)
-    return prepared
+  // Prepared on first use: the store is opened before migrations create the tables.
+  let reads: ReturnType<typeof prepareReads> | undefined
+  const read = () => {
+    reads ??= prepareReads(database)
+    return reads
   }
-  const insertOne = (draft: PetDraft): Pet => statements().insertOne(draft)
-  const insertOnce = (job: OnceJob): IdempotentOutcome => statements().insertOnce(job)
-  // Creates with an Idempotency-Key are group-committed here, on the reading connection, in batches
-  // of their own (their stored response is rendered inside the transaction, by a function that cannot
-  // cross to the writer thread); SQLite's write lock orders them with the writer thread's commits.
-  const insertPetOnce = groupCommit((jobs: OnceJob[]) => statements().insertOnceBatch(jobs), insertOnce)
   const writer = path === ':memory:' ? undefined : createSqliteWriter(path)
+  const inline = writer ? undefined : inlineWrites(database)
   return {
-    insertPet: writer ? writer.insertPet : groupCommit((drafts) => statements().insertBatch(drafts), insertOne),
-    insertPetOnce: (draft, once) => insertPetOnce({ draft, once }),
+    insertPet: writer?.insertPet ?? (inline as InlineWrites).insertPet,
+    insertPetOnce: writer?.insertPetOnce ?? (inline as InlineWrites).insertPetOnce,
     close: async () => writer?.close(),
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
-      return statements()
+      return read()
         .list.get(variant)
         ?.all(...parameters) as Pet[]
     },
-    findPet: async (id) => statements().find.get(id) as Pet | undefined,
+    findPet: async (id) => read().find.get(id) as Pet | undefined,
   }
 }
 
-interface OnceJob {
-  draft: PetDraft
-  once: IdempotentCreate
-}
-
-function prepare(database: BetterSqlite3.Database) {
-  const list = new Map<ListVariant, BetterSqlite3.Statement>(
-    LIST_VARIANTS.map((variant) => [variant, database.prepare(listPetsSql(SQLITE, variant))]),
-  )
-  const insert = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
-  const insertOne = (draft: PetDraft): Pet =>
-    storedPet(draft, String(insert.run(draft.name, draft.categoryId, draft.status).lastInsertRowid))
-  const idempotency = idempotencySql(SQLITE, 'rowid')
-  const claim = database.prepare(idempotency.claim)
-  const respond = database.prepare(idempotency.respond)
-  const find = database.prepare(idempotency.find)
-  const expire = database.prepare(idempotency.expire)
-  // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
-  // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
-  // in another process waits for this one's commit, then replays it.
-  const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
-    const { scope, key, fingerprint, now, expiredBefore } = once
-    if (!claim.get(scope, key, fingerprint, now, expiredBefore)) {
-      return claimedOutcome(find.get(scope, key) as IdempotencyRecord | undefined, fingerprint)
-    }
-    const response = once.respond(insertOne(draft))
-    respond.run(response.status, response.location, response.body, scope, key)
-    expire.run(expiredBefore)
-    return { outcome: 'created', response }
-  })
+function prepareReads(database: BetterSqlite3.Database) {
   return {
-    list,
+    list: new Map<ListVariant, BetterSqlite3.Statement>(
+      LIST_VARIANTS.map((variant) => [variant, database.prepare(listPetsSql(SQLITE, variant))]),
+    ),
     find: database.prepare(findPetSql(SQLITE)),
-    insertOne,
-    insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
-    insertOnce,
-    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
   }
+}
+
+type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce'>
+
+// `:memory:`: the same group-committed writes, on this connection.
+function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
+  let prepared: SqliteWrites | undefined
+  const writes = () => {
+    prepared ??= prepareWrites(database)
+    return prepared
+  }
+  const insertPet = groupCommit(
+    (drafts: PetDraft[]) => writes().insertBatch(drafts),
+    (draft: PetDraft) => writes().insertOne(draft),
+  )
+  const insertOnce = groupCommit(
+    (jobs: OnceJob[]) => writes().insertOnceBatch(jobs),
+    (job) => writes().insertOnce(job),
+  )
+  return { insertPet, insertPetOnce: (draft, once) => insertOnce({ draft, once }) }
 }

@@ -1,46 +1,57 @@
-// The SQLite writer thread: its own connection to the database file, inserting the pets the main
-// thread sends and group-committing them (group-commit.ts), so that the fsync of a commit blocks
-// this thread, not the event loop that serves reads. Started by sqlite-writer.ts.
+// The SQLite writer thread: its own connection to the database file, running the creates the main
+// thread sends (plain, or under an Idempotency-Key) and group-committing them (group-commit.ts), so
+// that the fsync of a commit blocks this thread, not the event loop that serves reads. Started by
+// sqlite-writer.ts.
 import { parentPort, workerData } from 'node:worker_threads'
 import { groupCommit } from './group-commit.js'
-import type { PetDraft } from './pets.js'
+import type { IdempotentOutcome, PetDraft } from './pets.js'
 import { openSqlite } from './sqlite-connection.js'
 import type { WriterReply, WriterRequest } from './sqlite-writer.js'
+import { type OnceJob, prepareWrites } from './sqlite-writes.js'
 
 const port = parentPort
 if (!port) throw new Error('sqlite-writer-thread.ts runs only as a worker thread')
 const path = (workerData as { path: string }).path
 
-// Opened and prepared on the first insert, and again after a failure (the table may not exist yet,
-// the file may be unreachable): every failure is one insert's answer, never the thread's end.
-let inserter: ((draft: PetDraft) => Promise<string>) | undefined
-function prepareInserter(): (draft: PetDraft) => Promise<string> {
+interface Inserters {
+  insertPet(draft: PetDraft): Promise<string>
+  insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
+}
+
+// Opened and prepared on the first create, and again after a failure (the table may not exist yet,
+// the file may be unreachable): every failure is one create's answer, never the thread's end.
+let inserters: Inserters | undefined
+function prepareInserters(): Inserters {
   const database = openSqlite(path)
   try {
-    const statement = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
-    const insertOne = (draft: PetDraft): string =>
-      String(statement.run(draft.name, draft.categoryId, draft.status).lastInsertRowid)
-    return groupCommit(
-      database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
-      insertOne,
-    )
+    const writes = prepareWrites(database)
+    return {
+      insertPet: groupCommit(
+        (drafts: PetDraft[]) => writes.insertBatch(drafts).map((pet) => pet.id),
+        (draft) => writes.insertOne(draft).id,
+      ),
+      insertPetOnce: groupCommit(writes.insertOnceBatch, writes.insertOnce),
+    }
   } catch (error) {
     database.close()
     throw error
   }
 }
 
-port.on('message', ({ seq, draft }: WriterRequest) => {
-  let inserted: Promise<string>
+port.on('message', (request: WriterRequest) => {
+  let done: Promise<WriterReply>
   try {
-    inserter ??= prepareInserter()
-    inserted = inserter(draft)
+    inserters ??= prepareInserters()
+    done =
+      request.once === undefined
+        ? inserters.insertPet(request.draft).then((id) => ({ seq: request.seq, id }))
+        : inserters.insertPetOnce({ draft: request.draft, once: request.once }).then((outcome) => ({ seq: request.seq, outcome }))
   } catch (error) {
-    inserted = Promise.reject(error)
+    done = Promise.reject(error)
   }
-  inserted.then(
-    (id) => port.postMessage({ seq, id } satisfies WriterReply),
-    (error: unknown) => port.postMessage({ seq, error: describe(error) } satisfies WriterReply),
+  done.then(
+    (reply) => port.postMessage(reply),
+    (error: unknown) => port.postMessage({ seq: request.seq, error: describe(error) } satisfies WriterReply),
   )
 })
 

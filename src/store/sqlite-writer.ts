@@ -1,39 +1,46 @@
-// Pet inserts on SQLite, off the event loop: a worker thread (sqlite-writer-thread.ts) holds the one
+// Pet creates on SQLite, off the event loop: a worker thread (sqlite-writer-thread.ts) holds the one
 // writing connection and group-commits, so a commit's fsync (synchronous=FULL) no longer stalls the
-// reads this thread serves meanwhile. Each insert still resolves only after its commit.
+// reads this thread serves meanwhile. Each create still resolves only after its commit.
 import { Worker } from 'node:worker_threads'
 import type { Pet } from '../schemas.js'
-import { type PetDraft, storedPet } from './pets.js'
+import { type IdempotentCreate, type IdempotentOutcome, type PetDraft, type PetStore, storedPet } from './pets.js'
 
-/** A message to the writer thread: insert `draft`, answer with `seq`. */
+/** A message to the writer thread: create `draft` (under `once`'s Idempotency-Key, if given), answer with `seq`. */
 export interface WriterRequest {
   seq: number
   draft: PetDraft
+  once?: IdempotentCreate
 }
 
-/** The writer thread's answer: the new id (decimal text), or the error (message and driver code). */
-export type WriterReply = { seq: number; id: string } | { seq: number; error: { message: string; code: string | undefined } }
+/**
+ * The writer thread's answer: the new id (decimal text), the idempotent create's outcome, or the
+ * error (message and driver code).
+ */
+export type WriterReply =
+  | { seq: number; id: string }
+  | { seq: number; outcome: IdempotentOutcome }
+  | { seq: number; error: { message: string; code: string | undefined } }
 
-/** Inserts on a writer thread; `close` stops the thread (call it once no insert is under way). */
-export interface SqliteWriter {
-  insertPet(draft: PetDraft): Promise<Pet>
+/** Creates on a writer thread; `close` stops the thread (call it once no create is under way). */
+export interface SqliteWriter extends Pick<PetStore, 'insertPet' | 'insertPetOnce'> {
   close(): Promise<void>
 }
 
 interface Pending {
-  draft: PetDraft
-  resolve: (pet: Pet) => void
+  resolve: (reply: WriterReply) => void
   reject: (error: unknown) => void
 }
 
 /**
  * A writer for the SQLite file at `path` (not `:memory:`: a thread cannot share one). The thread
- * starts on the first insert (after migrations). Rejects an insert with an Error carrying the
+ * starts on the first create (after migrations). Rejects a create with an Error carrying the
  * driver's `code` (store/index.ts classifies it); if the thread dies (a bug: 500), everything under
- * way is rejected with its error and the next insert starts a new one.
+ * way is rejected with its error and the next create starts a new one. After `close`, creates are
+ * refused.
  */
 export function createSqliteWriter(path: string): SqliteWriter {
   let worker: Worker | undefined
+  let closed = false
   let seq = 0
   const pending = new Map<number, Pending>()
   const start = (): Worker => {
@@ -42,8 +49,8 @@ export function createSqliteWriter(path: string): SqliteWriter {
       const waiting = pending.get(reply.seq)
       if (!waiting) return
       pending.delete(reply.seq)
-      if ('id' in reply) waiting.resolve(storedPet(waiting.draft, reply.id))
-      else waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+      if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+      else waiting.resolve(reply)
     })
     const fail = (error: Error) => {
       if (worker === thread) worker = undefined
@@ -54,15 +61,19 @@ export function createSqliteWriter(path: string): SqliteWriter {
     thread.on('exit', (code) => fail(new Error(`the SQLite writer thread exited (code ${code})`)))
     return thread
   }
+  const send = (draft: PetDraft, once?: IdempotentCreate) =>
+    new Promise<WriterReply>((resolve, reject) => {
+      if (closed) throw new Error('the store is closed')
+      worker ??= start()
+      const id = ++seq
+      pending.set(id, { resolve, reject })
+      worker.postMessage({ seq: id, draft, ...(once && { once }) } satisfies WriterRequest)
+    })
   return {
-    insertPet: (draft) =>
-      new Promise<Pet>((resolve, reject) => {
-        worker ??= start()
-        const id = ++seq
-        pending.set(id, { draft, resolve, reject })
-        worker.postMessage({ seq: id, draft } satisfies WriterRequest)
-      }),
+    insertPet: async (draft): Promise<Pet> => storedPet(draft, ((await send(draft)) as { id: string }).id),
+    insertPetOnce: async (draft, once) => ((await send(draft, once)) as { outcome: IdempotentOutcome }).outcome,
     close: async () => {
+      closed = true
       const thread = worker
       worker = undefined
       await thread?.terminate()

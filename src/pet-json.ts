@@ -1,7 +1,7 @@
 // Pet and Pets response bodies, written straight from stored rows: int64 values as their decimal
 // digits (exact; src/int64.ts), the name through JSON.stringify, the status (an enum) as is. The
 // bytes are what the Pet and Pets schemas describe (src/schemas.ts): the four members, in order.
-import type { Pet } from '../schemas.js'
+import type { Pet } from './schemas.js'
 
 /** The media type sent with these bodies (RFC 8259: JSON is UTF-8). */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'

@@ -1,0 +1,66 @@
+// The SQLite statements that write pets: one create, a batch of creates, and a create under an
+// Idempotency-Key (claim, insert, stored response, expiry, in one transaction). Run by the writer
+// thread (sqlite-writer-thread.ts), or inline for `:memory:` (sqlite-pets.ts).
+import type BetterSqlite3 from 'better-sqlite3'
+import type { Pet } from '../schemas.js'
+import {
+  claimedOutcome,
+  createdResponse,
+  type IdempotencyRecord,
+  type IdempotentCreate,
+  type IdempotentOutcome,
+  idempotencySql,
+  type PetDraft,
+  type SqlDialect,
+  storedPet,
+} from './pets.js'
+
+/** SQLite's spelling of the shared SQL (pets.ts). */
+export const SQLITE: SqlDialect = { int64Text: (column) => `cast(pets.${column} as text)`, parameter: () => '?' }
+
+/** One create under an Idempotency-Key. */
+export interface OnceJob {
+  draft: PetDraft
+  once: IdempotentCreate
+}
+
+/** The write statements of `database`, prepared now (the tables must exist); each runs synchronously. */
+export interface SqliteWrites {
+  insertOne(draft: PetDraft): Pet
+  /** Many creates in one transaction (one commit, one fsync). */
+  insertBatch(drafts: PetDraft[]): Pet[]
+  insertOnce(job: OnceJob): IdempotentOutcome
+  /** Many idempotent creates in one transaction, each in a savepoint of its own. */
+  insertOnceBatch(jobs: OnceJob[]): IdempotentOutcome[]
+}
+
+/** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
+export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
+  const insert = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
+  const insertOne = (draft: PetDraft): Pet =>
+    storedPet(draft, String(insert.run(draft.name, draft.categoryId, draft.status).lastInsertRowid))
+  const idempotency = idempotencySql(SQLITE, 'rowid')
+  const claim = database.prepare(idempotency.claim)
+  const respond = database.prepare(idempotency.respond)
+  const find = database.prepare(idempotency.find)
+  const expire = database.prepare(idempotency.expire)
+  // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
+  // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
+  // in another process waits for this one's commit, then replays it.
+  const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
+    const { scope, key, fingerprint, now, expiredBefore } = once
+    if (!claim.get(scope, key, fingerprint, now, expiredBefore)) {
+      return claimedOutcome(find.get(scope, key) as IdempotencyRecord | undefined, fingerprint)
+    }
+    const response = createdResponse(once, insertOne(draft))
+    respond.run(response.status, response.location, response.body, scope, key)
+    expire.run(expiredBefore)
+    return { outcome: 'created', response }
+  })
+  return {
+    insertOne,
+    insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
+    insertOnce,
+    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
+  }
+}

@@ -102,9 +102,11 @@ export function claimedOutcome(record: IdempotencyRecord | undefined, fingerprin
  * `claim` (scope, key, fingerprint, now, expiredBefore) inserts the record, or takes over an
  * expired one, returning a row only when this request now owns the key; `respond` (status,
  * location, body, scope, key) fills in the response; `find` (scope, key) reads it back; `expire`
- * (expiredBefore) deletes at most EXPIRED_DELETE_BATCH expired records (`rowKey` names the row: rowid, ctid).
+ * (expiredBefore) deletes at most EXPIRED_DELETE_BATCH expired records (`rowKey` names the row: rowid, ctid;
+ * `lockRows`, PostgreSQL's ` for update skip locked`, leaves rows another transaction holds to it, so two
+ * creates never wait on each other's expired rows).
  */
-export function idempotencySql(dialect: SqlDialect, rowKey: string) {
+export function idempotencySql(dialect: SqlDialect, rowKey: string, lockRows = '') {
   const p = dialect.parameter
   return {
     claim: `insert into idempotency_keys (api_key_id, idempotency_key, request_hash, created_at) values (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)})
@@ -113,7 +115,7 @@ export function idempotencySql(dialect: SqlDialect, rowKey: string) {
       where idempotency_keys.created_at < ${p(5)} returning 1 as claimed`,
     respond: `update idempotency_keys set response_status = ${p(1)}, response_location = ${p(2)}, response_body = ${p(3)} where api_key_id = ${p(4)} and idempotency_key = ${p(5)}`,
     find: `select request_hash, response_status, response_location, response_body from idempotency_keys where api_key_id = ${p(1)} and idempotency_key = ${p(2)}`,
-    expire: `delete from idempotency_keys where ${rowKey} in (select ${rowKey} from idempotency_keys where created_at < ${p(1)} limit ${EXPIRED_DELETE_BATCH})`,
+    expire: `delete from idempotency_keys where ${rowKey} in (select ${rowKey} from idempotency_keys where created_at < ${p(1)} limit ${EXPIRED_DELETE_BATCH}${lockRows})`,
   }
 }
 

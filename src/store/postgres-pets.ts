@@ -27,7 +27,7 @@ const FIND_PET = findPetSql(POSTGRES)
 const INSERT_PET = 'insert into pets (name, category_id, status) values ($1, $2, $3) returning id::text as "id"'
 const LIST_PETS = new Map<ListVariant, string>(LIST_VARIANTS.map((variant) => [variant, listPetsSql(POSTGRES, variant)]))
 
-const IDEMPOTENCY = idempotencySql(POSTGRES, 'ctid')
+const IDEMPOTENCY = idempotencySql(POSTGRES, 'ctid', ' for update skip locked')
 
 /**
  * The transaction-scoped advisory lock of one (API key, Idempotency-Key): a signed 64-bit number

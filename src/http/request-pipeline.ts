@@ -1,7 +1,8 @@
-// What every request goes through besides its handler, folded into one onRequest step and one
-// onResponse step, each synchronous when it can be (every hook that returns a promise costs a
-// microtask turn, docs/benchmarks.md): the request id, the route's fixed headers, the Host check,
-// authentication, the rate limit and the early 404/405; then the one log line and the metrics.
+// What every request goes through besides its handler, folded into three steps, each synchronous
+// when it can be (every hook that returns a promise costs a microtask turn, docs/benchmarks.md):
+// onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
+// early 404/405), onSend (the request id, closing the connection when needed), and onResponse (the
+// one log line and the metrics).
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'

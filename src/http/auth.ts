@@ -138,9 +138,10 @@ export async function createKeyVerifier(
   }
   reloadLater()
 
-  const find = (key: string, hash: string): KeyIdentity | undefined => {
+  // `generated`: whether the key has the generated shape, so that a stored key may have it.
+  const find = (key: string, hash: string, generated: boolean): KeyIdentity | undefined => {
     for (const candidate of configured) if (hashesEqual(candidate.hash, hash)) return candidate.identity
-    if (!isGeneratedKey(key)) return undefined
+    if (!generated) return undefined
     for (const candidate of stored.get(displayPrefix(key)) ?? []) if (hashesEqual(candidate.hash, hash)) return candidate.identity
     return undefined
   }
@@ -154,11 +155,12 @@ export async function createKeyVerifier(
     verify(key) {
       const cached = verdicts.get(key)
       if (cached !== undefined) return cached || undefined
-      if (!configuredLengths.has(key.length) && !isGeneratedKey(key)) return undefined
+      const generated = isGeneratedKey(key)
+      if (!generated && !configuredLengths.has(key.length)) return undefined
       const hash = hashApiKey(key)
-      const identity = find(key, hash)
-      if (identity || !isGeneratedKey(key)) return remember(key, identity)
-      return newKeysRead().then(() => remember(key, find(key, hash)))
+      const identity = find(key, hash, generated)
+      if (identity || !generated) return remember(key, identity)
+      return newKeysRead().then(() => remember(key, find(key, hash, generated)))
     },
     close: () => {
       clearTimeout(timer)

@@ -11,8 +11,7 @@ import { sql } from 'kysely'
 import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
 import { createKey } from '../src/commands/keys.js'
 import { idempotencyLock } from '../src/store/postgres-pets.js'
-import { call, describeEachDatabase, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
-import { type PostgresServer, startPostgres } from './postgres-server.js'
+import { call, describeEachDatabase, ownPostgresWithServer, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -266,33 +265,22 @@ describe('TypeScript client retries on 409', {
 describe('TypeScript client retries on 503', {
   skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
 }, () => {
-  let postgres: PostgresServer
-  let server: TestServer
-  before(async () => {
-    postgres = await startPostgres()
-    server = await startServer({
-      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
-    })
-  })
-  after(async () => {
-    await server.close()
-    await postgres.destroy()
-  })
+  const own = ownPostgresWithServer()
 
   it('retries a create answered 503 while the database is down, with the same Idempotency-Key, adding one pet', async () => {
-    const proxy = recordingProxy(server.origin)
+    const proxy = recordingProxy(own.server.origin)
     const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
     const events: RetryEvent[] = []
     const client = createClient({
       baseUrl,
-      apiKey: server.key,
+      apiKey: own.server.key,
       onRetry: async (event) => {
         events.push(event)
-        if (events.length === 1) await postgres.start()
+        if (events.length === 1) await own.postgres.start()
       },
     })
     try {
-      await postgres.stop()
+      await own.postgres.stop()
       const pet = await client.createPet({ name: 'outage', categoryId: 9007199254740993n })
       assert.equal(pet.categoryId, 9007199254740993n)
       const statuses = proxy.attempts.map((attempt) => attempt.status)
@@ -302,7 +290,7 @@ describe('TypeScript client retries on 503', {
       const keys = new Set(proxy.attempts.map((attempt) => attempt.idempotencyKey))
       assert.equal(keys.size, 1, 'one key for every attempt of one create')
       assert.match([...keys][0] ?? '', UUID)
-      assert.equal(await countNamed(server, 'outage'), 1)
+      assert.equal(await countNamed(own.server, 'outage'), 1)
     } finally {
       proxy.server.closeAllConnections()
       proxy.server.close()

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { describe } from 'node:test'
+import { after, before, describe } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { parse as parseLossless } from 'lossless-json'
 import { buildApp } from '../src/app.js'
@@ -22,7 +22,7 @@ import { parseJsonNumber } from '../src/int64.js'
 import { createLogger } from '../src/logger.js'
 import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
 import { assertMatchesContract } from './contract.js'
-import { createDatabase } from './postgres-server.js'
+import { createDatabase, type PostgresServer, startPostgres } from './postgres-server.js'
 
 /** A fresh temporary folder, removed by the returned function. */
 export function tempDir(): { path: string; remove: () => void } {
@@ -208,4 +208,24 @@ export async function call(
 export function toJson(value: unknown): string {
   const marked = JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? `@@${item}@@` : item))
   return marked.replace(/"@@(-?\d+)@@"/g, '$1')
+}
+
+/**
+ * For a suite that stops and starts its database: before its tests, a PostgreSQL of its own and a
+ * server on it (pool of 4, 2 s statement timeout); after them, both gone. The holder is filled in
+ * by the `before` hook.
+ */
+export function ownPostgresWithServer(): { postgres: PostgresServer; server: TestServer } {
+  const own = {} as { postgres: PostgresServer; server: TestServer }
+  before(async () => {
+    own.postgres = await startPostgres()
+    own.server = await startServer({
+      databaseConfig: { dialect: 'postgres', url: own.postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
+    })
+  })
+  after(async () => {
+    await own.server?.close()
+    await own.postgres?.destroy()
+  })
+  return own
 }

@@ -1,58 +1,46 @@
 // PostgreSQL going away under a running server: operations and /readyz answer 503
 // service_unavailable (never 500, never a crash), and both recover by themselves when it returns.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
-import { call, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
-import { type PostgresServer, startPostgres } from './postgres-server.js'
+import { describe, it } from 'node:test'
+import { call, ownPostgresWithServer, TEST_DATABASES } from './helpers.js'
 
 describe('PostgreSQL outage, restart and recovery', {
   skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
 }, () => {
-  let postgres: PostgresServer
-  let server: TestServer
-  before(async () => {
-    postgres = await startPostgres()
-    server = await startServer({
-      databaseConfig: { dialect: 'postgres', url: postgres.url, poolMax: 4, statementTimeoutMs: 2000 },
-    })
-  })
-  after(async () => {
-    await server.close()
-    await postgres.destroy()
-  })
+  const own = ownPostgresWithServer()
 
   it('answers 503 while the database is down and recovers without a restart', async () => {
-    const created = await call(server, 'POST', '/v1/pets', { body: { name: 'before', categoryId: 1 } })
+    const created = await call(own.server, 'POST', '/v1/pets', { body: { name: 'before', categoryId: 1 } })
     assert.equal(created.status, 201)
 
-    await postgres.stop()
+    await own.postgres.stop()
     for (const [method, path, body] of [
       ['GET', '/v1/pets', undefined],
       ['POST', '/v1/pets', { name: 'during', categoryId: 2 }],
       ['GET', `/v1/pets/${created.json.id}`, undefined],
     ] as const) {
-      const response = await call(server, method, path, { body })
+      const response = await call(own.server, method, path, { body })
       assert.equal(response.status, 503, `${method} ${path}`)
       assert.equal(response.json.code, 'service_unavailable')
     }
-    const ready = await call(server, 'GET', '/readyz', { key: null })
+    const ready = await call(own.server, 'GET', '/readyz', { key: null })
     assert.equal(ready.status, 503)
-    assert.equal((await call(server, 'GET', '/healthz', { key: null })).status, 200, 'the process itself is alive')
+    assert.equal((await call(own.server, 'GET', '/healthz', { key: null })).status, 200, 'the process itself is alive')
 
-    await postgres.start()
+    await own.postgres.start()
     const deadline = Date.now() + 10_000
     let status = 503
-    while (status !== 200 && Date.now() < deadline) status = (await call(server, 'GET', '/readyz', { key: null })).status
+    while (status !== 200 && Date.now() < deadline) status = (await call(own.server, 'GET', '/readyz', { key: null })).status
     assert.equal(status, 200, '/readyz recovers')
-    const list = await call(server, 'GET', '/v1/pets')
+    const list = await call(own.server, 'GET', '/v1/pets')
     assert.equal(list.status, 200)
     assert.deepEqual(
       list.json.map((pet: { name: string }) => pet.name),
       ['before'],
     )
-    assert.equal((await call(server, 'POST', '/v1/pets', { body: { name: 'after', categoryId: 3 } })).status, 201)
+    assert.equal((await call(own.server, 'POST', '/v1/pets', { body: { name: 'after', categoryId: 3 } })).status, 201)
     assert.ok(
-      server.logs.every((line) => !/"level":60/.test(line)),
+      own.server.logs.every((line) => !/"level":60/.test(line)),
       'nothing fatal was logged',
     )
   })
@@ -65,8 +53,8 @@ describe('PostgreSQL outage, restart and recovery', {
       for (let i = 0; running; i++) {
         const response =
           i % 3 === 0
-            ? await call(server, 'GET', '/v1/pets?limit=5')
-            : await call(server, 'POST', '/v1/pets', { body: { name: `load ${worker}-${i}`, categoryId: i } })
+            ? await call(own.server, 'GET', '/v1/pets?limit=5')
+            : await call(own.server, 'POST', '/v1/pets', { body: { name: `load ${worker}-${i}`, categoryId: i } })
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
         if (response.status === 201) acknowledged.push(response.json)
       }
@@ -78,9 +66,9 @@ describe('PostgreSQL outage, restart and recovery', {
       assert.ok(condition(), what)
     }
     await waitFor(() => acknowledged.length >= 50, 'load is flowing')
-    await postgres.stop()
+    await own.postgres.stop()
     await waitFor(() => (statuses.get(503) ?? 0) >= 20, 'the outage is answered with 503')
-    await postgres.start()
+    await own.postgres.start()
     const before = acknowledged.length
     await waitFor(() => acknowledged.length >= before + 50, 'creates succeed again after the restart')
     running = false
@@ -91,7 +79,7 @@ describe('PostgreSQL outage, restart and recovery', {
       [...statuses.keys()].filter((status) => ![200, 201, 503].includes(status)),
       [],
     )
-    const stored = await server.store.db.selectFrom('pets').select(['id', 'name']).execute()
+    const stored = await own.server.store.db.selectFrom('pets').select(['id', 'name']).execute()
     const byId = new Map(stored.map((row) => [String(row.id), row.name]))
     const lost = acknowledged.filter((pet) => byId.get(String(pet.id)) !== pet.name)
     assert.deepEqual(lost, [], 'every acknowledged pet is stored')

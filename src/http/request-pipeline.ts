@@ -38,7 +38,7 @@ export interface PipelineOptions {
 }
 
 /**
- * Installs the two steps on `app` (before the routes). Authentication runs on every route not marked
+ * Installs the three steps on `app` (before the routes). Authentication runs on every route not marked
  * public, decided on the matched route, never on the raw URL, so no spelling of a path
  * (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need a key too, and are then
  * answered 404/405 before any body is read.

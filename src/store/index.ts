@@ -58,10 +58,11 @@ export interface Store {
 }
 
 /**
- * Opens the database named by `config`. SQLite: creates the file's folder, WAL journal with
- * `synchronous=FULL` (a commit is on stable storage before the insert resolves; concurrent creates
- * share one commit, store/group-commit.ts), a 2 MiB page cache, 64-bit integers read as bigint. PostgreSQL: a pg Pool of `poolMax` with a per-statement timeout (ms); pool errors
- * (a server restart, a dropped connection) are reported to `onPoolError` and never crash the process.
+ * Opens the database named by `config`. SQLite: the connection of sqlite-connection.ts for reads
+ * and Kysely, and a writer thread for creates (sqlite-writer.ts: a commit is on stable storage
+ * before the create resolves; concurrent creates share one commit). PostgreSQL: a pg Pool of
+ * `poolMax` with a per-statement timeout (ms); pool errors (a server restart, a dropped connection)
+ * are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
   const { dialect, pool, pets, closePets } = connect(config, onPoolError)

@@ -7,15 +7,12 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { parse } from 'lossless-json'
-import { parseJsonNumber } from '../src/int64.js'
-import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe, within } from './cli-process.js'
+import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe } from './cli-process.js'
+import { createContinuously } from './create-loops.js'
 import { tempDir } from './helpers.js'
 
 const run = promisify(execFile)
 const KEY = 'outside-readers-key_0123456789abcdefXYZ'
-/** Concurrent create loops. */
-const LOOPS = 4
 
 /** Runs Debian's `sqlite3` CLI on `path` with a 5 s busy timeout; resolves with its stdout, trimmed. */
 async function sqlite3(path: string, command: string): Promise<string> {
@@ -35,52 +32,6 @@ function locksHeld(pid: number, path: string): string[] {
       const fields = line.trim().split(/\s+/)
       return fields[1] === 'POSIX' && fields[4] === String(pid) && fields[5]?.endsWith(`:${inode}`)
     })
-}
-
-/** Create loops running until `stop()`; `more(n)` resolves once n further creates got their 201. */
-interface Creating {
-  more(count: number): Promise<void>
-  stop(): Promise<void>
-}
-
-/** Creates pets from LOOPS concurrent loops until `stop()`; every 201's id lands in `acknowledged`. */
-function createContinuously(server: ServeProcess, label: string, acknowledged: string[]): Creating {
-  let stopped = false
-  const waiters = new Set<() => void>()
-  const loop = async (l: number) => {
-    for (let i = 0; !stopped; i++) {
-      const response = await fetch(`${server.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: `${label} ${l}#${i}`, categoryId: 7 }),
-      })
-      const text = await response.text()
-      assert.equal(response.status, 201, text)
-      acknowledged.push(String((parse(text, null, parseJsonNumber) as { id: unknown }).id))
-      for (const wake of waiters) wake()
-    }
-  }
-  const loops = Promise.all(Array.from({ length: LOOPS }, (_, l) => loop(l)))
-  // A failed loop fails every wait instead of leaving it pending.
-  loops.catch(() => {})
-  return {
-    more: (count) => {
-      const target = acknowledged.length + count
-      const reached = new Promise<void>((resolve) => {
-        const wake = () => {
-          if (acknowledged.length < target) return
-          waiters.delete(wake)
-          resolve()
-        }
-        waiters.add(wake)
-      })
-      return within(Promise.race([reached, loops.then(() => {})]), 15_000, `${count} more creates were not acknowledged`)
-    },
-    stop: async () => {
-      stopped = true
-      await loops
-    },
-  }
 }
 
 /** How many of `ids` GET /v1/pets/{id} finds (200), 16 requests at a time. */
@@ -113,7 +64,7 @@ describe('SQLite file read and backed up by another process while serving', () =
     const acknowledged: string[] = []
     let server = await startServe(env)
     try {
-      const creating = createContinuously(server, 'first', acknowledged)
+      const creating = createContinuously(server, KEY, 'first', acknowledged)
       // The writer thread opens its connection on the first create: the lock must outlive that.
       await creating.more(20)
       assert.notDeepEqual(locksHeld(server.pid, path), [], 'the service holds a lock on the database file after creates')

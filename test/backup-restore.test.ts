@@ -157,7 +157,7 @@ describe('animal-store restore --from FILE (SQLite)', () => {
     dir.remove()
   })
 
-  it('refuses while the service runs; once it stops, restores the backup and keeps the previous database aside', async () => {
+  it('refuses while the service runs; once it is gone (kill -9), restores the backup and keeps the previous database, -wal included, aside', async () => {
     const path = join(dir.path, 'live.db')
     const env = cliEnv({ DATABASE_URL: `sqlite:${path}`, API_KEYS: KEY, LOG_LEVEL: 'warn' })
     let server = await startServe(env)
@@ -180,7 +180,9 @@ describe('animal-store restore --from FILE (SQLite)', () => {
         'nothing was set aside',
       )
 
-      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
+      // SIGKILL leaves the latest creates in the -wal only: the copy kept aside must hold them too.
+      assert.deepEqual(await server.stop('SIGKILL'), { code: null, signal: 'SIGKILL' })
+      assert.ok(existsSync(`${path}-wal`))
       const restored = await runCli(['restore', '--from', backup], env)
       assert.equal(restored.code, 0, restored.stderr)
       const aside = /^kept the previous database at (.+\.before-restore)$/m.exec(restored.stdout)?.[1]

@@ -123,7 +123,7 @@ describe('animal-store backup --to FILE (SQLite)', () => {
     assert.match(result.stdout, /^backed up 40000 pets /)
   })
 
-  it('refuses an existing file, a missing folder and a missing database, and leaves nothing behind', async () => {
+  it('refuses an existing file, the name of its own -wal, a missing folder and a missing database, and leaves nothing behind', async () => {
     const path = join(dir.path, 'refusals.db')
     const env = cliEnv({ DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' })
     const missing = await runCli(['backup', '--to', join(dir.path, 'never.db')], env)
@@ -141,6 +141,10 @@ describe('animal-store backup --to FILE (SQLite)', () => {
     const itself = await runCli(['backup', '--to', path], env)
     assert.equal(itself.code, 1)
     assert.match(itself.stderr, /refusals\.db already exists/)
+    const journal = await runCli(['backup', '--to', `${path}-wal`], env)
+    assert.equal(journal.code, 1)
+    assert.match(journal.stderr, /refusals\.db-wal is the name of the database's own -wal file\n$/)
+    assert.equal(existsSync(`${path}-wal`), false)
     const noFolder = await runCli(['backup', '--to', join(dir.path, 'no', 'such', 'copy.db')], env)
     assert.equal(noFolder.code, 1)
     assert.match(noFolder.stderr, /the folder of .*copy\.db does not exist\n$/)

@@ -3,6 +3,7 @@
 // database file goes through SQLite's own connections, so no lock of a running service is dropped
 // (sqlite-file.ts) and a service writing meanwhile never sees a half-copied file.
 import { closeSync, constants, existsSync, openSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { prepareSqliteFile } from './sqlite-file.js'
 
@@ -11,6 +12,9 @@ import { prepareSqliteFile } from './sqlite-file.js'
  * Small steps cost nothing here: the source's snapshot is pinned, so no step ever restarts the copy.
  */
 export const BACKUP_PAGES_PER_STEP = 256
+
+// The files SQLite keeps beside a database, by suffix.
+const JOURNAL_SUFFIXES = ['-wal', '-shm', '-journal']
 
 /** Mode of the files backup and restore create (a backup, the copy kept aside): owner only. */
 export const BACKUP_FILE_MODE = 0o600
@@ -51,12 +55,18 @@ export class DatabaseInUseError extends Error {
  * self-contained file, and verified: `PRAGMA integrity_check` is `ok` and its row counts equal the
  * source's in that transaction. Resolves to that summary.
  *
- * Throws (removing the copy it created) when `livePath` names no file, `copyPath` exists or its
- * folder does not, the source is not an SQLite database, or the verification fails; and the driver's
- * error (SQLITE_BUSY after the 5 s busy timeout, disk full …).
+ * Throws when `livePath` names no file, or `copyPath` exists, its folder does not, or it names the
+ * database's own -wal, -shm or -journal. Throws, removing the copy it created, when the source is
+ * not an SQLite database, the verification fails, or on the driver's error (SQLITE_BUSY after the
+ * 5 s busy timeout, disk full …).
  */
 export async function backupSqlite(livePath: string, copyPath: string, options: CopyOptions = {}): Promise<DatabaseSummary> {
   if (!existsSync(livePath)) throw new Error(`there is no SQLite database at ${livePath}`)
+  // While the database is closed its -wal may not exist; a copy by that name would be taken for
+  // the journal at the next open, and wiped.
+  if (JOURNAL_SUFFIXES.some((suffix) => resolve(copyPath) === resolve(livePath + suffix))) {
+    throw new Error(`${copyPath} is the name of the database's own ${copyPath.slice(copyPath.lastIndexOf('-'))} file`)
+  }
   createNewFile(copyPath)
   try {
     const source = new BetterSqlite3(livePath, { fileMustExist: true })

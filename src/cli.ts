@@ -64,6 +64,33 @@ program
     (await import('./commands/copy.js')).copy({ ...loadCopyUrls(options), replace: options.replace === true }, process.stdout),
   )
 
+program
+  .command('backup')
+  .description(
+    'copy the SQLite database into a new file (0600) while the service runs, then verify the copy (integrity_check, row counts); PostgreSQL: use pg_dump',
+  )
+  .requiredOption('--to <file>', 'the new file; an existing file is never overwritten')
+  .action(async (options: { to: string }) =>
+    (await import('./commands/backup.js')).backup(loadConfig(), options.to, process.stdout, process.stderr),
+  )
+
+program
+  .command('restore')
+  .description(
+    'replace the SQLite database with a verified backup, keeping the current one aside; refused while a service has it open; PostgreSQL: use pg_restore',
+  )
+  .requiredOption('--from <file>', 'the backup to restore (as made by `backup`, sqlite3 .backup or VACUUM INTO)')
+  .option('--force', 'restore even though another process (a running service) has the database open; restart it afterwards')
+  .action(async (options: { from: string; force?: boolean }) =>
+    (await import('./commands/restore.js')).restore(
+      loadConfig(),
+      options.from,
+      options.force === true,
+      process.stdout,
+      process.stderr,
+    ),
+  )
+
 /**
  * The `--help` epilogue: every variable of CONFIGURATION_VARIABLES (src/config.ts, the same source as
  * the README's table) with its default and the first sentence of its meaning, without Markdown.

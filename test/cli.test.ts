@@ -145,7 +145,11 @@ describe('animal-store CLI', () => {
 
   describe('--help', () => {
     const cases: Array<[string[], RegExp, string[]]> = [
-      [[], /^Usage: animal-store \[options\] \[command\]\n/, ['serve', 'migrate', 'keys', 'copy', 'DATABASE_URL', 'API_KEYS']],
+      [
+        [],
+        /^Usage: animal-store \[options\] \[command\]\n/,
+        ['serve', 'migrate', 'keys', 'copy', 'backup', 'restore', 'DATABASE_URL', 'API_KEYS'],
+      ],
       [['serve'], /^Usage: animal-store serve \[options\]\n/, ['run the HTTP service']],
       [['migrate'], /^Usage: animal-store migrate \[options\]\n/, ['apply pending database migrations']],
       [['keys'], /^Usage: animal-store keys \[options\] \[command\]\n/, ['create', 'list', 'revoke <id>']],
@@ -153,6 +157,8 @@ describe('animal-store CLI', () => {
       [['keys', 'list'], /^Usage: animal-store keys list \[options\]\n/, ['never the key']],
       [['keys', 'revoke'], /^Usage: animal-store keys revoke \[options\] <id>\n/, ['the key id']],
       [['copy'], /^Usage: animal-store copy \[options\]\n/, ['--from <url>', '--to <url>', '--replace']],
+      [['backup'], /^Usage: animal-store backup \[options\]\n/, ['--to <file>', 'never overwritten', 'pg_dump']],
+      [['restore'], /^Usage: animal-store restore \[options\]\n/, ['--from <file>', '--force', 'pg_restore']],
     ]
     // The commands are independent: start them all at once, then check each in its own test.
     const runs = new Map<string, Promise<CliResult>>()

@@ -1,5 +1,5 @@
 // The SQLite file's place on disk: its folder created 0700 and the file itself 0600 before the driver
-// opens it, so the data (and the API key hashes) are readable by the service's user alone.
+// first opens it, so the data (and the API key hashes) are readable by the service's user alone.
 import { closeSync, constants, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 
@@ -12,11 +12,23 @@ export const DATABASE_FILE_MODE = 0o600
  * Creates the folders on the way to `path` (DATA_FOLDER_MODE) and the database file itself
  * (DATABASE_FILE_MODE) when they do not exist, whatever the process's umask. Existing folders and
  * files keep their modes: an operator may have chosen them. `:memory:` is left alone.
- * Throws the file system's error (EACCES, ENOSPC …).
+ * An existing file is never opened (O_EXCL), so this is safe to call while connections of this
+ * process hold the file (docs/operating.md, "Other processes on the SQLite file").
+ * Throws the file system's error (EACCES, ENOSPC …), never EEXIST.
  */
 export function prepareSqliteFile(path: string): void {
   if (path === ':memory:') return
   mkdirSync(dirname(path), { recursive: true, mode: DATA_FOLDER_MODE })
-  // O_CREAT without O_TRUNC: an existing database is opened and closed untouched.
-  closeSync(openSync(path, constants.O_CREAT | constants.O_RDWR, DATABASE_FILE_MODE))
+  // Closing any descriptor of a file releases every POSIX lock the process holds on it, including the
+  // SHARED lock SQLite keeps while a connection is open; another process's SQLite would then think
+  // itself alone and delete the live -wal on close. O_EXCL opens only a file that did not exist, which
+  // no connection can hold.
+  let descriptor: number
+  try {
+    descriptor = openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, DATABASE_FILE_MODE)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+    throw error
+  }
+  closeSync(descriptor)
 }

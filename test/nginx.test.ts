@@ -219,7 +219,8 @@ describeEachDatabase('deploy/nginx.conf run by nginx in front of two instances',
   it("answers oversized POSTs (1 MiB, 10 MiB) with or without a key with the service's JSON 413; GETs right after all get 200, never 502", async (t) => {
     const answers: string[] = []
     for (const size of [MIB, 10 * MIB]) {
-      for (const key of [true, false]) {
+      // Without a key first: on an instance, these are the early answers that once ended in resets.
+      for (const key of [false, true]) {
         for (let i = 0; i < 5; i++) {
           const { status, type, text } = await send(nginx.origin, 'POST', '/v1/pets', { key, body: Buffer.alloc(size, 0x61) })
           answers.push(

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net'
 
 /** Longest time (ms) a connection keeps being read and discarded after an early answer. */
 export const LINGER_MS = 2_000
-/** Most bytes read and discarded after an early answer; the connection is then closed anyway. */
+/** Most bytes read and discarded after an early answer; past them the socket is no longer read, and closes at LINGER_MS. */
 export const LINGER_BYTES = 1024 * 1024
 
 /**

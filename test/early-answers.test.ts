@@ -216,6 +216,37 @@ describeEachDatabase('what a lingering connection holds', (database) => {
     assert.equal(timers(), before, 'the lingering timer is cleared')
   })
 
+  it('never serves a request pipelined behind the unread body', async () => {
+    let pipelinedSeen = false
+    const spot = (request: { headers: Record<string, unknown> }) => {
+      if (request.headers['x-request-id'] === 'pipelined-behind-body') pipelinedSeen = true
+    }
+    server.app.server.on('request', spot)
+    const socket = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1', allowHalfOpen: true })
+    let response = ''
+    socket.setEncoding('latin1')
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (text: string) => {
+        response += text
+        if (/\r\n\r\n\{.*\}$/s.test(response)) resolve()
+      }),
+    )
+    const closed = new Promise((resolve) => socket.once('close', resolve))
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n${'a'.repeat(1000)}`,
+    )
+    await answered
+    // The rest of the body, then a request that would be served if the body's bytes reached the parser.
+    socket.end(
+      `${'a'.repeat(99_000)}GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nX-Request-Id: pipelined-behind-body\r\n\r\n`,
+    )
+    await closed
+    assert.equal(response.match(/HTTP\/1\.1 \d{3} /g)?.length, 1, `one answer only:\n${response}`)
+    assert.match(response, /^HTTP\/1\.1 401 /)
+    server.app.server.off('request', spot)
+    assert.equal(pipelinedSeen, false, 'the pipelined request reached the server')
+  })
+
   it('counts against MAX_CONNECTIONS while it lingers, at most LINGER_MS, then frees its slot', async () => {
     const accepted = nextServerSocket(server)
     const lingering = pushRegardless(server, UNKEYED_HEAD)

@@ -12,8 +12,8 @@ export const LINGER_BYTES = 1024 * 1024
 /**
  * Makes Node's close of `socket` after the current response (the one sent with `Connection: close`:
  * Node calls `socket.destroySoon()` once it is written) a lingering close: send FIN once the response
- * is flushed, then read and discard until the client closes its side, LINGER_BYTES were read or
- * LINGER_MS passed, whichever comes first; then destroy. Call before the response ends.
+ * is flushed, then read and discard until the client closes its side, and destroy then or LINGER_MS
+ * after at the latest; past LINGER_BYTES the socket is no longer read. Call before the response ends.
  *
  * A client that stops sending once it has the answer (RFC 9112 §9.5; fetch does) never sees a reset; one
  * that sends a longer body regardless reads the whole answer, and its upload is cut after LINGER_MS.

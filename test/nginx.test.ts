@@ -3,7 +3,7 @@
 // JSON 413, early answers never make nginx eject an instance, and clients never see an HTML page.
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -79,6 +79,7 @@ interface Nginx {
  * root and the workers run as `nobody`, as in a packaged install. Resolves once it accepts connections.
  */
 async function startNginx(serverBlock: string, port: number): Promise<Nginx> {
+  assert.ok(existsSync(NGINX), `${NGINX} is missing: install Debian's nginx-light (.ci/run does)`)
   const prefix = tempDir()
   // Workers running as nobody must reach the temporary folders nginx creates (and chowns) in here.
   chmodSync(prefix.path, 0o755)

@@ -1,17 +1,29 @@
-// Abuse paths closed on the request path: bodies sent to early answers are not read (the connection
-// closes), `100 Continue` only after authentication, 401 closes the connection, and a key created
-// while servers run works at once for concurrent first uses, even during a flood of made-up keys.
+// Abuse paths closed on the request path: bodies sent to early answers are read only within the
+// lingering bounds (LINGER_BYTES, LINGER_MS), `100 Continue` only after authentication and for a body
+// within the limit, 401 closes the connection, and a key created while servers run works at once for
+// concurrent first uses, even during a flood of made-up keys.
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { after, before, it } from 'node:test'
 import { createKey } from '../src/commands/keys.js'
+import { LINGER_BYTES, LINGER_MS } from '../src/http/lingering-close.js'
+import { BODY_LIMIT_BYTES } from '../src/schemas.js'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
-/** Opens a socket to the server, writes `head`, then streams zeros as the body for as long as the server reads. */
-function pushBody(server: TestServer, head: string): Promise<{ response: string; bytesSent: number; closedMs: number }> {
+/**
+ * Opens a half-open socket to the server (the server's FIN does not stop it), writes `head`, then
+ * streams zeros as the body for as long as the server takes them. `serverRead`: the bytes the
+ * server's side of the connection read in all.
+ */
+function pushBody(
+  server: TestServer,
+  head: string,
+): Promise<{ response: string; bytesSent: number; closedMs: number; serverRead: number }> {
   const started = Date.now()
+  const accepted = new Promise<Socket>((resolve) => server.app.server.once('connection', resolve))
   return new Promise((resolve, reject) => {
-    const socket: Socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
+    const socket: Socket = connect({ port: Number(new URL(server.origin).port), host: '127.0.0.1', allowHalfOpen: true })
     let response = ''
     let bytesSent = 0
     const chunk = Buffer.alloc(64 * 1024)
@@ -25,8 +37,11 @@ function pushBody(server: TestServer, head: string): Promise<{ response: string;
     socket.on('data', (text: string) => {
       response += text
     })
-    socket.on('error', () => {}) // EPIPE/ECONNRESET once the server closes: expected
-    socket.on('close', () => resolve({ response, bytesSent, closedMs: Date.now() - started }))
+    socket.on('error', () => {}) // EPIPE/ECONNRESET once the lingering ends: expected
+    socket.on('close', async () => {
+      const serverSocket = await accepted
+      resolve({ response, bytesSent, closedMs: Date.now() - started, serverRead: serverSocket.bytesRead })
+    })
     socket.setTimeout(15_000, () => reject(new Error(`still open after 15 s, ${bytesSent} bytes sent`)))
     socket.write(head, pump)
   })
@@ -50,7 +65,14 @@ function readFor(server: TestServer, head: string, ms: number): Promise<string> 
   })
 }
 
-const ONE_GIB = 1024 ** 3
+/**
+ * The most a loopback connection's kernel buffers can take while the server is not reading: the
+ * receiver's and the sender's maximum (net.ipv4.tcp_rmem, tcp_wmem), doubled for the kernel's overhead
+ * accounting.
+ */
+const KERNEL_BUFFERS = ['tcp_rmem', 'tcp_wmem']
+  .map((name) => Number(readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2]))
+  .reduce((sum, max) => sum + 2 * max, 0)
 
 describeEachDatabase('abuse paths on the request path', (database) => {
   let server: TestServer
@@ -69,27 +91,28 @@ describeEachDatabase('abuse paths on the request path', (database) => {
       'POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-key-0123456789abcdef\r\nTransfer-Encoding: chunked\r\n\r\n',
     ],
   ] as const) {
-    it(`closes the connection instead of draining a 1 GiB body sent ${what}`, async (t) => {
-      const { response, bytesSent, closedMs } = await pushBody(server, head)
-      t.diagnostic(`${bytesSent} bytes written by the client before the close, closed after ${closedMs} ms`)
+    it(`reads at most LINGER_BYTES of a 1 GiB body sent ${what}, and closes within LINGER_MS`, async (t) => {
+      const { response, bytesSent, closedMs, serverRead } = await pushBody(server, head)
+      t.diagnostic(`server read ${serverRead} bytes, client wrote ${bytesSent}, closed after ${closedMs} ms`)
       assert.match(response, /^HTTP\/1\.1 401 /)
       assert.match(response, /\r\nconnection: close\r\n/i)
-      assert.ok(bytesSent < ONE_GIB, `the whole body was accepted (${bytesSent} bytes)`)
-      // What a client can push before the close is what the socket buffers hold, not the body.
-      assert.ok(bytesSent < 64 * 1024 * 1024, `${bytesSent} bytes accepted before the close`)
-      assert.ok(closedMs < 5_000, `closed after ${closedMs} ms`)
+      // What the server reads is the lingering budget, plus what arrived before the answer was sent.
+      assert.ok(serverRead <= LINGER_BYTES + 256 * 1024, `the server read ${serverRead} bytes`)
+      // What the client could write beyond that is what the kernel's socket buffers hold, never the body.
+      assert.ok(bytesSent < KERNEL_BUFFERS + LINGER_BYTES + 256 * 1024, `${bytesSent} bytes accepted before the close`)
+      assert.ok(closedMs < LINGER_MS + 1_500, `closed after ${closedMs} ms`)
     })
   }
 
-  it('closes the connection instead of draining a body sent with a key to an unknown path (404) or wrong method (405)', async () => {
+  it('reads at most LINGER_BYTES of a body sent with a key to an unknown path (404) or wrong method (405)', async () => {
     for (const [path, status] of [
       ['/v1/nothing', 404],
       ['/v1/pets/1', 405],
     ] as const) {
       const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 1073741824\r\n\r\n`
-      const { response, bytesSent } = await pushBody(server, head)
+      const { response, serverRead } = await pushBody(server, head)
       assert.match(response, new RegExp(`^HTTP/1\\.1 ${status} `))
-      assert.ok(bytesSent < 64 * 1024 * 1024, `${path}: ${bytesSent} bytes accepted before the close`)
+      assert.ok(serverRead <= LINGER_BYTES + 256 * 1024, `${path}: the server read ${serverRead} bytes`)
     }
   })
 
@@ -101,6 +124,18 @@ describeEachDatabase('abuse paths on the request path', (database) => {
     assert.match(refused, /^HTTP\/1\.1 401 /)
     const admitted = await readFor(server, expect(`Authorization: Bearer ${server.key}\r\n`), 300)
     assert.match(admitted, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'a valid key is told to send its body')
+  })
+
+  it('answers 413 at once, without 100 Continue, to a valid key whose Content-Length is over the limit', async () => {
+    for (const length of [BODY_LIMIT_BYTES + 1, 10 * 1024 * 1024]) {
+      const head = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`
+      const answer = await readFor(server, head, 300)
+      assert.match(answer, /^HTTP\/1\.1 413 /, `Content-Length ${length}: the final status first`)
+      assert.doesNotMatch(answer, /100 Continue/)
+      assert.match(answer, /"code":"body_too_large"/)
+    }
+    const within = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT_BYTES}\r\nExpect: 100-continue\r\n\r\n`
+    assert.match(await readFor(server, within, 300), /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'a body at the limit is wanted')
   })
 
   it('keeps a kept-alive connection open for valid requests, and closes it after a 401', async () => {

@@ -2,6 +2,7 @@
 // a missing Host (RFC 9112 §3.2), an `Expect` other than 100-continue (RFC 9110 §10.1.1), and a
 // client that half-closes after its request. Node's own answers to these would be bare texts.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { ApiError } from './errors.js'
 
 /**
@@ -24,9 +25,15 @@ export function hasUnreadBody(request: FastifyRequest): boolean {
   return declared && !request.raw.complete
 }
 
-/** Sends `100 Continue` (RFC 9110 §10.1.1) when the request asks for it: call once it is authenticated. */
+/**
+ * Sends `100 Continue` (RFC 9110 §10.1.1) when the request asks for it and its body would be read:
+ * call once it is authenticated. A `Content-Length` over BODY_LIMIT_BYTES gets no `100`, only the
+ * final 413 at once, so that the client never starts sending a body already refused.
+ */
 export function continueIfExpected(request: FastifyRequest, reply: FastifyReply): void {
-  if (/^100-continue$/i.test(request.headers.expect ?? '') && !request.raw.complete) reply.raw.writeContinue()
+  if (!/^100-continue$/i.test(request.headers.expect ?? '') || request.raw.complete) return
+  if (Number(request.headers['content-length'] ?? 0) > BODY_LIMIT_BYTES) return
+  reply.raw.writeContinue()
 }
 
 /** Installs the server-level behaviour on `app.server`: call once, after Fastify is created. */

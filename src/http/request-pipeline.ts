@@ -1,12 +1,13 @@
 // What every request goes through besides its handler, folded into three steps, each synchronous
 // when it can be (every hook that returns a promise costs a microtask turn, docs/benchmarks.md):
 // onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
-// early 404/405), onSend (the request id, closing the connection when needed), and onResponse (the
-// one log line and the metrics).
+// early 404/405), onSend (the request id, closing the connection when needed, lingering after an
+// early answer), and onResponse (the one log line and the metrics).
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
 import { ApiError } from './errors.js'
+import { lingerOnClose } from './lingering-close.js'
 import type { RequestMetrics } from './metrics.js'
 import { continueIfExpected, hasUnreadBody, missingHost } from './protocol.js'
 import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
@@ -100,13 +101,17 @@ export function installRequestPipeline(
     }
   })
 
-  // Close the connection when answering before a declared body was read (401, 404, 405, 415, 429,
-  // a public route): reading and discarding it would let a client without a key push any amount.
-  // The request id goes on here rather than in the first step, so that responses written before it
-  // (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
+  // Close the connection when answering before a declared body was read (401, 404, 405, 413, 415,
+  // 429, a public route): reading and discarding all of it would let a client without a key push
+  // any amount. The close lingers, bounded (lingering-close.ts), so that the answer is not lost to a
+  // reset. The request id goes on here rather than in the first step, so that responses written
+  // before it (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
-    if (closing || hasUnreadBody(request)) reply.header('connection', 'close')
+    if (hasUnreadBody(request)) {
+      reply.header('connection', 'close')
+      lingerOnClose(request.raw.socket)
+    } else if (closing) reply.header('connection', 'close')
     done(null, payload)
   })
 

@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import * as apiKeys from './api-keys.js'
-import { migrateToLatest } from './migrate.js'
+import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pets.js'
 import { TransactionLockPostgresDialect } from './postgres-migration-lock.js'
 import { postgresPetStore } from './postgres-pets.js'
@@ -15,6 +15,7 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
+export type { MigrationReport } from './migrate.js'
 export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
 export { StoreUnavailableError } from './unavailable.js'
 
@@ -44,8 +45,11 @@ export interface Store {
   readonly dialect: DatabaseConfig['dialect']
   readonly pets: PetStore
   readonly apiKeys: ApiKeyStore
-  /** Applies pending migrations; resolves to the names applied. */
-  migrate(): Promise<string[]>
+  /**
+   * Applies pending migrations; resolves to the names applied and those of a newer release found
+   * applied (store/migrate.ts). Rejects when a known migration is missing or out of order.
+   */
+  migrate(): Promise<MigrationReport>
   /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
   loadCursorKey(): Promise<Buffer>
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */

@@ -13,8 +13,7 @@ import { createKey } from '../src/commands/keys.js'
 import { type DatabaseConfig, openStore, type Store } from '../src/store/index.js'
 import type { Database } from '../src/store/tables.js'
 import { assertBuilt, type CliResult, cliEnv, killLeftovers, runCli, startServe } from './cli-process.js'
-import { TEST_DATABASES, tempDir } from './helpers.js'
-import { createDatabase } from './postgres-server.js'
+import { createTestPostgresDatabase, TEST_DATABASES, tempDir } from './helpers.js'
 
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
@@ -119,9 +118,7 @@ describe('animal-store copy: SQLite to PostgreSQL', {
     from = `sqlite:${sourcePath}`
     keys = await seedSmallStore(sourcePath)
     sourceRows = await withStore(sqliteConfig(sourcePath), (store) => rowsAsText(store.db))
-    const adminUrl = process.env.TEST_POSTGRES_URL
-    assert.ok(adminUrl, 'TEST_POSTGRES_URL is not set: run through scripts/test.ts')
-    target = await createDatabase(adminUrl)
+    target = await createTestPostgresDatabase()
   })
   after(async () => {
     killLeftovers()
@@ -233,7 +230,7 @@ describe('animal-store copy: SQLite to PostgreSQL', {
         }
       }),
     )
-    const large = await createDatabase(process.env.TEST_POSTGRES_URL as string)
+    const large = await createTestPostgresDatabase()
     try {
       // Peak RSS of the copy process, written by a preloaded module when it exits (kilobytes).
       const rssFile = join(dir.path, 'rss.txt')

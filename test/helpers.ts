@@ -56,8 +56,19 @@ export function describeEachDatabase(title: string, suite: (database: TestDataba
 }
 
 /**
+ * A new, empty database on the suite's PostgreSQL, reached as the tests reach it: TEST_POSTGRES_URL
+ * (directly, or through PgBouncer with TEST_POSTGRES_VIA=pgbouncer, see scripts/test.ts), created and
+ * dropped on TEST_POSTGRES_ADMIN_URL when set (a pooler would hold connections to it).
+ */
+export async function createTestPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const url = process.env.TEST_POSTGRES_URL
+  if (!url) throw new Error('TEST_POSTGRES_URL is not set: run the suite with `npm test` (scripts/test.ts)')
+  return createDatabase(process.env.TEST_POSTGRES_ADMIN_URL ?? url, url)
+}
+
+/**
  * A fresh, empty database of that kind: an SQLite file in `dir`, or a new database on the
- * TEST_POSTGRES_URL server. `drop` removes it.
+ * suite's PostgreSQL (createTestPostgresDatabase). `drop` removes it.
  */
 export async function freshDatabase(
   database: TestDatabase,
@@ -67,9 +78,7 @@ export async function freshDatabase(
     const path = join(dir, 'test.db')
     return { config: { dialect: 'sqlite', path }, url: `sqlite:${path}`, drop: async () => {} }
   }
-  const adminUrl = process.env.TEST_POSTGRES_URL
-  if (!adminUrl) throw new Error('TEST_POSTGRES_URL is not set: run the suite with `npm test` (scripts/test.ts)')
-  const created = await createDatabase(adminUrl)
+  const created = await createTestPostgresDatabase()
   return {
     config: { dialect: 'postgres', url: created.url, poolMax: 5, statementTimeoutMs: 5000 },
     url: created.url,
@@ -213,7 +222,9 @@ export function toJson(value: unknown): string {
 /**
  * For a suite that stops and starts its database: before its tests, a PostgreSQL of its own and a
  * server on it (pool of 4, 2 s statement timeout); after them, both gone. The holder is filled in
- * by the `before` hook.
+ * by the `before` hook. It is reached directly, also with TEST_POSTGRES_VIA=pgbouncer: these suites
+ * are about the service seeing its server go away and come back (connection errors, 503s, the pool
+ * recovering); behind a pooler the service never sees that, PgBouncer does and holds the clients.
  */
 export function ownPostgresWithServer(): { postgres: PostgresServer; server: TestServer } {
   const own = {} as { postgres: PostgresServer; server: TestServer }

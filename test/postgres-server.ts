@@ -61,11 +61,17 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
 }
 
-/** Creates an empty database on the server at `adminUrl`; resolves to its URL and a drop function. */
-export async function createDatabase(adminUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * Creates an empty database on the server at `adminUrl`; resolves to its URL and a drop function.
+ * The URL goes through `clientUrl`'s host and port (a pooler in front of that server) when given.
+ */
+export async function createDatabase(
+  adminUrl: string,
+  clientUrl = adminUrl,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
   await withClient(adminUrl, (client) => client.query(`create database ${name}`))
-  const url = new URL(adminUrl)
+  const url = new URL(clientUrl)
   url.pathname = `/${name}`
   return {
     url: url.href,

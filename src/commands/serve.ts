@@ -27,8 +27,12 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
   // Migrations and the first key, once per start; the key is shown at once, so a failed listen
   // cannot lose it.
   const prepare = async (store: Store, logger: Logger) => {
-    const applied = await store.migrate()
+    const { applied, newer } = await store.migrate()
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+    // A rollback, or an instance of the previous release during a rolling deploy: the newer
+    // release's migrations are additive (docs/deploying.md, "Upgrades and rollbacks").
+    if (newer.length > 0)
+      logger.warn({ migrations: newer }, `database migrated by a newer release (${newer.join(', ')}); serving on it`)
     const key = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
     out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
   }

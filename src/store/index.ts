@@ -1,11 +1,12 @@
 // The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
 // Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
 import type BetterSqlite3 from 'better-sqlite3'
-import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
+import { type Dialect, Kysely, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import * as apiKeys from './api-keys.js'
-import { migrateToLatest } from './migrate.js'
+import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pets.js'
+import { TransactionLockPostgresDialect } from './postgres-migration-lock.js'
 import { postgresPetStore } from './postgres-pets.js'
 import { loadServiceSecret } from './service-secrets.js'
 import { openSqlite } from './sqlite-connection.js'
@@ -14,6 +15,7 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
+export type { MigrationReport } from './migrate.js'
 export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
 export { StoreUnavailableError } from './unavailable.js'
 
@@ -43,8 +45,11 @@ export interface Store {
   readonly dialect: DatabaseConfig['dialect']
   readonly pets: PetStore
   readonly apiKeys: ApiKeyStore
-  /** Applies pending migrations; resolves to the names applied. */
-  migrate(): Promise<string[]>
+  /**
+   * Applies pending migrations; resolves to the names applied and those of a newer release found
+   * applied (store/migrate.ts). Rejects when a known migration is missing or out of order.
+   */
+  migrate(): Promise<MigrationReport>
   /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
   loadCursorKey(): Promise<Buffer>
   /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */
@@ -61,7 +66,8 @@ export interface Store {
  * Opens the database named by `config`. SQLite: the connection of sqlite-connection.ts for reads
  * and Kysely, and a writer thread for creates (sqlite-writer.ts: a commit is on stable storage
  * before the create resolves; concurrent creates share one commit). PostgreSQL: a pg Pool of
- * `poolMax` with a per-statement timeout (ms); pool errors (a server restart, a dropped connection)
+ * `poolMax` with a per-statement timeout (ms), which also bounds a migration's lock waits (a
+ * transaction-scoped lock: safe behind a transaction pooler); pool errors (a server restart, a dropped connection)
  * are reported to `onPoolError` and never crash the process.
  */
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
@@ -121,7 +127,7 @@ function connect(
     return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
   const pool = postgresPool(config, onPoolError)
-  return { dialect: new PostgresDialect({ pool }), pool, pets: postgresPetStore(pool) }
+  return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets: postgresPetStore(pool) }
 }
 
 // Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL

@@ -1,7 +1,9 @@
 // Schema migrations: Kysely's Migrator over a static, ordered list (no file-system discovery, so the
-// built dist/ and the TypeScript sources migrate the same way). Kysely holds its migration lock
-// (an advisory lock on PostgreSQL), so N instances starting at once migrate exactly once.
-import { type Kysely, type Migration, Migrator } from 'kysely'
+// built dist/ and the TypeScript sources migrate the same way), and the rule that lets a release
+// start on a database a newer release has migrated (docs/deploying.md, "Upgrades and rollbacks").
+// Kysely holds its migration lock (on PostgreSQL a transaction-scoped advisory lock, see
+// postgres-migration-lock.ts), so N instances starting at once migrate exactly once.
+import { type Kysely, type Migration, Migrator, sql } from 'kysely'
 import * as createPets from './migrations/0001-create-pets.js'
 import * as createApiKeys from './migrations/0002-create-api-keys.js'
 import * as createIdempotencyKeys from './migrations/0003-create-idempotency-keys.js'
@@ -14,11 +16,27 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-create-service-secrets': createServiceSecrets,
 }
 
+/** Kysely's table of applied migrations (name, ISO timestamp). */
+const MIGRATION_TABLE = 'kysely_migration'
+
+/** What a migration run found: the migrations it applied, and those applied by a newer release. */
+export interface MigrationReport {
+  /** Names applied by this run, in order (empty when up to date). */
+  applied: string[]
+  /** Names the database has applied that this release does not know, all after every known one. */
+  newer: string[]
+}
+
 /**
- * Applies every pending migration in order. Resolves to the names applied (empty when up to date);
- * throws the failing migration's error, naming it, after its transaction rolled back.
+ * Applies every pending migration in order. A database migrated by a newer release (its extra
+ * migrations all listed after every one this release knows) is left as it is and reported in
+ * `newer`. Throws when the database holds migrations this release does not
+ * know and a known one is missing or out of order; throws the failing migration's error, naming
+ * it, after its transaction rolled back.
  */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
+  const newer = checkNewerSchema(await appliedMigrations(db), Object.keys(MIGRATIONS).sort())
+  if (newer.length > 0) return { applied: [], newer }
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } })
   const { error, results = [] } = await migrator.migrateToLatest()
   const failed = results.find((result) => result.status === 'Error')
@@ -27,6 +45,46 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
       cause: error,
     })
   }
-  if (error) throw error // before any migration ran: connecting, or reading the migration tables
-  return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
+  if (error) throw error // before any migration ran: connecting, reading the migration tables, or their order
+  return { applied: results.filter((result) => result.status === 'Success').map((result) => result.migrationName), newer: [] }
+}
+
+/**
+ * The applied migrations not in `known` (sorted), when the database is a newer release's: every
+ * known one applied, in order, before them. Empty when there are none (Kysely's migrator then
+ * applies what is pending and checks the order). Throws an Error naming the missing or misplaced migration otherwise.
+ */
+export function checkNewerSchema(applied: string[], known: string[]): string[] {
+  const unknown = applied.filter((name) => !known.includes(name))
+  if (unknown.length === 0) return []
+  const missing = known.filter((name) => !applied.includes(name))
+  if (missing.length > 0) {
+    throw new Error(
+      `the database schema does not match this release: migration ${missing.join(', ')} is not applied, but migrations this release does not know are (${unknown.join(', ')}); refusing to start`,
+    )
+  }
+  const misplaced = applied.slice(0, known.length).findIndex((name, index) => name !== known[index])
+  if (misplaced >= 0) {
+    throw new Error(
+      `the database schema does not match this release: migration ${applied[misplaced]} was applied where ${known[misplaced]} belongs (out of order); refusing to start`,
+    )
+  }
+  return unknown
+}
+
+// The applied migrations in the order Kysely's migrator reads them: by timestamp, then by name.
+async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
+  if (!tables.some((table) => table.name === MIGRATION_TABLE)) return []
+  const { rows } = await sql<{
+    name: string
+    timestamp: string
+  }>`select name, timestamp from ${sql.table(MIGRATION_TABLE)}`.execute(db)
+  return rows
+    .sort((a, b) =>
+      a.timestamp === b.timestamp
+        ? a.name.localeCompare(b.name)
+        : new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime(),
+    )
+    .map((row) => row.name)
 }

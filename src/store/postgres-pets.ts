@@ -1,5 +1,6 @@
-// Pets on PostgreSQL: named prepared statements (parsed and planned once per pooled connection) sent
-// straight through the pg pool, with int8 columns read as decimal text.
+// Pets on PostgreSQL: statements sent straight through the pg pool as unnamed prepared statements
+// (no server-side state outlives a statement, so a transaction pooler such as PgBouncer is safe),
+// with int8 columns read as decimal text.
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { Pet } from '../schemas.js'
@@ -57,13 +58,11 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       return { outcome: 'in_flight' }
     }
     const claim = await client.query({
-      name: 'claim_idempotency_key',
       text: IDEMPOTENCY.claim,
       values: [scope, key, fingerprint, now, expiredBefore],
     })
     if (claim.rowCount === 0) {
       const found = await client.query<IdempotencyRecord>({
-        name: 'find_idempotency_key',
         text: IDEMPOTENCY.find,
         values: [scope, key],
       })
@@ -71,17 +70,15 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       return claimedOutcome(found.rows[0], fingerprint)
     }
     const inserted = await client.query<{ id: string }>({
-      name: 'insert_pet',
       text: INSERT_PET,
       values: [draft.name, String(draft.categoryId), draft.status],
     })
     const response = createdResponse(once, storedPet(draft, (inserted.rows[0] as { id: string }).id))
     await client.query({
-      name: 'respond_idempotency_key',
       text: IDEMPOTENCY.respond,
       values: [response.status, response.location, response.body, scope, key],
     })
-    await client.query({ name: 'expire_idempotency_keys', text: IDEMPOTENCY.expire, values: [expiredBefore] })
+    await client.query({ text: IDEMPOTENCY.expire, values: [expiredBefore] })
     await client.query('commit')
     return { outcome: 'created', response }
   } catch (error) {
@@ -98,7 +95,6 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
   return {
     insertPet: async (draft) => {
       const { rows } = await pool.query<{ id: string }>({
-        name: 'insert_pet',
         text: INSERT_PET,
         values: [draft.name, String(draft.categoryId), draft.status],
       })
@@ -107,9 +103,9 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
       const values = parameters.map((value) => (typeof value === 'bigint' ? String(value) : value))
-      return (await pool.query<Pet>({ name: `list_pets_${variant}`, text: LIST_PETS.get(variant) as string, values })).rows
+      return (await pool.query<Pet>({ text: LIST_PETS.get(variant) as string, values })).rows
     },
-    findPet: async (id) => (await pool.query<Pet>({ name: 'find_pet', text: FIND_PET, values: [String(id)] })).rows[0],
+    findPet: async (id) => (await pool.query<Pet>({ text: FIND_PET, values: [String(id)] })).rows[0],
     insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
   }
 }

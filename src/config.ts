@@ -314,13 +314,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
 }
 
 // Tracing is on when an endpoint is set, as the OpenTelemetry specification has it; the SDK reads
-// the endpoint's value itself, so only its presence matters here.
+// the endpoint itself; here it is only checked to be an http(s) URL, so a typo stops start-up.
 function parseTracing(env: NodeJS.ProcessEnv): TracingConfig | undefined {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT
   if (!endpoint || parseBoolean(env.OTEL_SDK_DISABLED, 'OTEL_SDK_DISABLED', false)) return undefined
+  let url: URL | undefined
   try {
-    new URL(endpoint)
-  } catch {
+    url = new URL(endpoint)
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol)) {
     const variable = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'
     throw new ConfigError(variable, 'must be an absolute http(s) URL, such as http://otel-collector:4318.')
   }

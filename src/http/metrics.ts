@@ -2,6 +2,7 @@
 // database pool use, the SQLite writer's queue and commits, key-reload failures, and the process's
 // default metrics. They are served apart from the app, by metrics-server.ts.
 import { subscribe } from 'node:diagnostics_channel'
+import type { Server } from 'node:net'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { NODE_VERSION, SERVICE_VERSION } from '../build-info.js'
 import type { PoolStats } from '../store/index.js'
@@ -124,6 +125,26 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
   })
   subscribe(WRITER_COMMIT_CHANNEL, (message) => commits.observe((message as WriterCommit).seconds))
   return registry
+}
+
+/**
+ * Adds the public listener's connection gauges to `registry`: `http_server_connections` (open now,
+ * counted at scrape time) and `http_server_max_connections` (MAX_CONNECTIONS), for a saturation alert.
+ */
+export function observeConnections(registry: Registry, server: Server, maxConnections: number): void {
+  new Gauge({
+    name: 'http_server_connections',
+    help: 'Client connections open on the public listener.',
+    registers: [registry],
+    async collect() {
+      this.set(await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count))))
+    },
+  })
+  new Gauge({
+    name: 'http_server_max_connections',
+    help: 'Client connections a process accepts at most (MAX_CONNECTIONS); past it new ones are closed at once.',
+    registers: [registry],
+  }).set(maxConnections)
 }
 
 /** Records one answered request: label `operation` (the operationId), method, status, duration in ms. */

@@ -4,9 +4,9 @@ import { type DestinationStream, type Logger, pino } from 'pino'
 import type { LogLevel } from './config.js'
 
 /** Bytes of log lines gathered before one write to stdout. */
-const LOG_BATCH_BYTES = 4096
+export const LOG_BATCH_BYTES = 4096
 /** Longest a log line waits for its batch, in ms. */
-const LOG_FLUSH_MS = 1000
+export const LOG_FLUSH_MS = 1000
 
 /**
  * A pino logger at `level`, writing to `destination` (default: stdout). Any `authorization` header

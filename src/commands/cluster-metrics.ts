@@ -14,6 +14,9 @@ const WORKER_ANSWER_MS = 2_000
 /** Metric types whose totals only grow (prom-client's MetricType values; the enum is a type only). */
 const CUMULATIVE = new Set(['counter', 'histogram'])
 
+/** The primary's own counter of replaced workers (only under WORKERS > 1). */
+export const WORKER_RESTARTS_METRIC = 'animal_store_worker_restarts_total'
+
 type Snapshot = MetricObjectWithValues<MetricValue<string>>[]
 
 interface MetricsResponse {
@@ -38,7 +41,7 @@ export interface ClusterMetrics {
 export function createClusterMetrics(): ClusterMetrics {
   const own = new Registry()
   const restarts = new Counter({
-    name: 'animal_store_worker_restarts_total',
+    name: WORKER_RESTARTS_METRIC,
     help: 'Worker processes that died and were replaced (WORKERS > 1).',
     registers: [own],
   })

@@ -34,7 +34,7 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     const applied = await store.migrate()
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
     const key = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
-    out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
+    if (key) out.write(firstKeyBanner(key, localBase(config)))
   }
   if (config.workers > 1 && cluster.isPrimary) {
     const { address, port, metrics } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
@@ -136,5 +136,3 @@ More keys: npx animal-store keys create --name NAME   (see: npx animal-store key
 ${rule}
 `
 }
-
-const KEY_HINT = 'API keys: create one with `npx animal-store keys create --name NAME`, or set API_KEYS.\n'

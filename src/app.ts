@@ -11,7 +11,7 @@ import { createCursorCodec } from './http/cursor.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
-import { createRequestMetrics } from './http/metrics.js'
+import { createRequestMetrics, observeConnections } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
 import { registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
@@ -76,6 +76,7 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
   // Past this many open connections Node closes a new one at once: a flood of idle sockets cannot
   // exhaust file descriptors or memory.
   app.server.maxConnections = config.maxConnections
+  if (metrics) observeConnections(metrics.registry, app.server, config.maxConnections)
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
   const cursors = createCursorCodec(cursorKey)

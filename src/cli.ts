@@ -17,7 +17,13 @@ const program = new Command('animal-store')
 program
   .command('serve')
   .description('run the HTTP service (migrates the database first; creates and prints a first API key if none exists)')
-  .action(async () => (await import('./commands/serve.js')).serve(loadConfig()))
+  .action(async () => {
+    const config = loadConfig()
+    // Tracing patches http and pg as they load, so it starts before the service's modules are
+    // imported; off, none of it is loaded.
+    const tracing = config.tracing ? await (await import('./tracing.js')).startTracing(config) : undefined
+    return (await import('./commands/serve.js')).serve(config, process.stdout, tracing)
+  })
 
 program
   .command('migrate')

@@ -40,6 +40,16 @@ export interface Config {
   readonly rateLimitPerMinute: number
   /** CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call the API; empty = CORS off. */
   readonly corsOrigins: readonly string[]
+  /** OpenTelemetry tracing (src/tracing.ts): on when an OTLP endpoint is set; undefined = off, nothing loaded. */
+  readonly tracing: TracingConfig | undefined
+}
+
+/** OTLP/HTTP encodings the trace exporter speaks (OTEL_EXPORTER_OTLP_PROTOCOL); gRPC is not shipped. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+
+/** How spans are exported; the OpenTelemetry SDK reads the endpoint and its other settings itself. */
+export interface TracingConfig {
+  readonly protocol: (typeof OTLP_PROTOCOLS)[number]
 }
 
 /** A configuration value that cannot be used; `variable` names it. The message never echoes secrets. */
@@ -216,6 +226,28 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     meaning:
       '`copy` only: the database to copy into when `--to` is not given. Pass PostgreSQL URLs here, not in flags (`ps` shows flags to every local user).',
   },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    default: '(none)',
+    meaning:
+      'Turns on OpenTelemetry tracing: the base URL of an OTLP/HTTP collector, such as `http://otel-collector:4318` (spans go to its `/v1/traces`). Unset (and no `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`): no tracing code is loaded. The SDK reads the other standard `OTEL_*` variables itself; see docs/deploying.md, "Tracing".',
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    default: '(none)',
+    meaning:
+      'The full URL spans are sent to (`…/v1/traces`), instead of `OTEL_EXPORTER_OTLP_ENDPOINT`; setting it also turns tracing on.',
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_PROTOCOL',
+    default: 'http/protobuf',
+    meaning: `How spans are encoded: ${OTLP_PROTOCOLS.map((protocol) => `\`${protocol}\``).join(' or ')} (gRPC is not supported).`,
+  },
+  {
+    name: 'OTEL_SDK_DISABLED',
+    default: 'false',
+    meaning: '`true` keeps tracing off even when an endpoint is set.',
+  },
 ]
 
 /** PostgreSQL pool settings that apply when DATABASE_URL names PostgreSQL. */
@@ -277,7 +309,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
+    tracing: parseTracing(env),
   })
+}
+
+// Tracing is on when an endpoint is set, as the OpenTelemetry specification has it; the SDK reads
+// the endpoint itself; here it is only checked to be an http(s) URL, so a typo stops start-up.
+function parseTracing(env: NodeJS.ProcessEnv): TracingConfig | undefined {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT
+  if (!endpoint || parseBoolean(env.OTEL_SDK_DISABLED, 'OTEL_SDK_DISABLED', false)) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(endpoint)
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol)) {
+    const variable = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'
+    throw new ConfigError(variable, 'must be an absolute http(s) URL, such as http://otel-collector:4318.')
+  }
+  const protocol = env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf'
+  const known = OTLP_PROTOCOLS.find((candidate) => candidate === protocol)
+  if (!known) throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL', `must be ${OTLP_PROTOCOLS.join(' or ')}.`)
+  return Object.freeze({ protocol: known })
 }
 
 /** A database URL for `copy` and where it came from (a flag or a variable), to name it in errors. */

@@ -464,6 +464,7 @@ describe('animal-store CLI', () => {
         try {
           assert.doesNotMatch(second.stdout(), ANY_GENERATED_KEY)
           assert.doesNotMatch(second.stdout(), /not shown again/)
+          assert.doesNotMatch(second.stdout(), /create one with/, 'no hint to create a key when one exists')
           assert.equal((await get(second.origin, key)).status, 200)
           assert.deepEqual(await second.stop('SIGTERM'), { code: 0, signal: null })
         } finally {

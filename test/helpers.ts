@@ -125,7 +125,15 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   })
   const logger = createLogger(options.logLevel ?? 'info', sink)
   const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
-  const metrics = options.metrics ? { registry: createMetricsRegistry(() => store.poolStats()) } : undefined
+  const metrics = options.metrics
+    ? {
+        registry: createMetricsRegistry({
+          database: store.dialect,
+          poolStats: () => store.poolStats(),
+          keyReloadFailures: () => keys.reloadFailures,
+        }),
+      }
+    : undefined
   const app = await buildApp({
     config: {
       publicUrl: options.publicUrl,

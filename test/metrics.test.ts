@@ -2,9 +2,19 @@
 // status, pool gauges and process metrics; never on the public port.
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { loadConfig } from '../src/config.js'
-import { assertBuilt, cliEnv, killLeftovers, startServe } from './cli-process.js'
+import { sql } from 'kysely'
+import { SHUTDOWN_GRACE_MS } from '../src/commands/serve.js'
+import { DEFAULT_STATEMENT_TIMEOUT_MS, loadConfig } from '../src/config.js'
+import { REQUEST_DURATION_BUCKETS } from '../src/http/metrics.js'
+import { SERVER_TIMEOUTS } from '../src/http/timeouts.js'
+import { assertBuilt, cliEnv, killLeftovers, startServe, within } from './cli-process.js'
 import { call, describeEachDatabase, startServer, type TestServer, tempDir } from './helpers.js'
+
+/** The value of the sample `name{labels}` (exactly as exposed) in a Prometheus text exposition, or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((each) => each.startsWith(`${series} `))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
 
 describeEachDatabase('GET /metrics', (database) => {
   let server: TestServer
@@ -40,6 +50,55 @@ describeEachDatabase('GET /metrics', (database) => {
     assert.doesNotMatch(text, new RegExp(server.key))
   })
 
+  it('says which build runs, and exposes pool, writer, connection and key-reload figures', async () => {
+    await call(server, 'POST', '/v1/pets', { body: { name: 'n', categoryId: 2 } })
+    const text = await (await fetch(`${server.metricsOrigin}/metrics`)).text()
+    const build = /^animal_store_build_info\{version="([^"]+)",node="([^"]+)",database="([^"]+)"\} 1$/m.exec(text)
+    assert.ok(build, 'animal_store_build_info is 1 with version, node and database labels')
+    assert.deepEqual(build.slice(1), ['1.0.0', process.versions.node, database])
+    for (const gauge of [
+      'db_pool_connections_idle',
+      'animal_store_sqlite_writer_queue_depth',
+      'animal_store_sqlite_writer_failures_total',
+      'animal_store_key_reload_failures_total',
+      'http_server_connections',
+    ]) {
+      assert.ok((sample(text, gauge) ?? -1) >= 0, `missing: ${gauge}`)
+    }
+    assert.equal(sample(text, 'http_server_max_connections'), 10_000)
+    assert.ok((sample(text, 'http_server_connections') ?? 0) >= 1, 'the connection of the create is open (keep-alive)')
+    const commits = sample(text, 'animal_store_sqlite_commit_duration_seconds_count') ?? 0
+    if (database === 'sqlite') assert.ok(commits >= 1, 'the create was committed by the writer thread')
+  })
+
+  it('counts failed key reloads: animal_store_key_reload_failures_total rises while the keys cannot be read', async () => {
+    const read = async () =>
+      sample(await (await fetch(`${server.metricsOrigin}/metrics`)).text(), 'animal_store_key_reload_failures_total')
+    const before = (await read()) ?? 0
+    const reloading = await startServer({ database, metrics: true, keyRefreshMs: 20 })
+    try {
+      const failures = async () =>
+        sample(await (await fetch(`${reloading.metricsOrigin}/metrics`)).text(), 'animal_store_key_reload_failures_total') ?? 0
+      assert.equal(await failures(), 0)
+      await sql`alter table api_keys rename to api_keys_away`.execute(reloading.store.db)
+      try {
+        await within(
+          (async () => {
+            while ((await failures()) < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+          })(),
+          5_000,
+          'no failed reload was counted',
+        )
+      } finally {
+        await sql`alter table api_keys_away rename to api_keys`.execute(reloading.store.db)
+      }
+      assert.ok(reloading.logs.some((line) => line.includes('reloading API keys failed')))
+    } finally {
+      await reloading.close()
+    }
+    assert.equal(await read(), before, "another server's failures are not this one's")
+  })
+
   it('is not served on the public port: 401 without a key, 404 with one', async () => {
     assert.equal((await call(server, 'GET', '/metrics', { key: null })).status, 401)
     assert.equal((await call(server, 'GET', '/metrics')).status, 404)
@@ -52,6 +111,84 @@ describeEachDatabase('GET /metrics', (database) => {
     assert.equal(post.headers.get('allow'), 'GET, HEAD')
     const head = await fetch(`${server.metricsOrigin}/metrics`, { method: 'HEAD' })
     assert.equal(head.status, 200)
+  })
+})
+
+describe('http_request_duration_seconds buckets', () => {
+  it('reach past the longest a request can last (timeouts, statement timeout, shutdown grace)', () => {
+    const longest = Math.max(
+      SERVER_TIMEOUTS.requestTimeout,
+      SERVER_TIMEOUTS.connectionTimeout,
+      DEFAULT_STATEMENT_TIMEOUT_MS,
+      SHUTDOWN_GRACE_MS,
+    )
+    assert.ok((REQUEST_DURATION_BUCKETS.at(-1) ?? 0) > longest / 1000, `${REQUEST_DURATION_BUCKETS.at(-1)} s`)
+    assert.deepEqual(
+      [...REQUEST_DURATION_BUCKETS].sort((a, b) => a - b),
+      REQUEST_DURATION_BUCKETS,
+    )
+  })
+})
+
+describe('metrics of `serve` with WORKERS=2', () => {
+  const dir = tempDir()
+  const API_KEY = 'W0rker-M3trics-k7Qz9-Lm2Xp-Rv8Tb-Hd5Nc'
+  before(assertBuilt)
+  after(() => {
+    killLeftovers()
+    dir.remove()
+  })
+
+  it('never lets a counter go down when a worker is killed, and counts the restart', async () => {
+    const server = await startServe(
+      cliEnv({ DATABASE_URL: `sqlite:${dir.path}/w.db`, API_KEYS: API_KEY, WORKERS: '2', LOG_LEVEL: 'info' }),
+    )
+    try {
+      const list = '{operation="listPets",method="GET",status="200"}'
+      const scrape = async () => (await fetch(`${server.metricsOrigin}/metrics`)).text()
+      const statuses = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          fetch(`${server.origin}/v1/pets`, { headers: { authorization: `Bearer ${API_KEY}`, 'x-request-id': `w2-${i}` } }).then(
+            (response) => response.status,
+          ),
+        ),
+      )
+      assert.deepEqual(new Set(statuses), new Set([200]))
+      const before = await scrape()
+      assert.equal(sample(before, `http_requests_total${list}`), 100)
+      assert.equal(sample(before, 'animal_store_worker_restarts_total'), 0)
+      assert.equal(
+        sample(before, `animal_store_build_info{version="1.0.0",node="${process.versions.node}",database="sqlite"}`),
+        1,
+      )
+
+      // The worker that answered the first request dies without a chance to say goodbye.
+      const line = await server.waitForLine(/"reqId":"w2-0"/)
+      const pid = (JSON.parse(line) as { pid: number }).pid
+      assert.notEqual(pid, server.pid)
+      process.kill(pid, 'SIGKILL')
+      const after = await within(
+        (async () => {
+          for (;;) {
+            const text = await scrape()
+            if (sample(text, 'animal_store_worker_restarts_total') === 1) return text
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+        })(),
+        10_000,
+        'the killed worker was not replaced',
+      )
+      assert.ok((sample(after, `http_requests_total${list}`) ?? 0) >= 100, 'the summed counter did not drop')
+      assert.equal(sample(await scrape(), `http_requests_total${list}`), 100)
+      assert.equal(
+        sample(after, `animal_store_build_info{version="1.0.0",node="${process.versions.node}",database="sqlite"}`),
+        1,
+        'build info stays 1, not the number of workers',
+      )
+      assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null })
+    } finally {
+      server.kill()
+    }
   })
 })
 

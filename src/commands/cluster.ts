@@ -1,14 +1,14 @@
 // WORKERS=N: N worker processes share one port (node:cluster). The primary migrates, creates the
 // first key, forks and supervises the workers, serves their metrics summed on the metrics listener
-// (metrics-server.ts), and on SIGTERM/SIGINT closes them all gracefully.
+// (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully.
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
-import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { MetricsServer } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
+import { createClusterMetrics } from './cluster-metrics.js'
 import { startMetricsListener } from './metrics-listener.js'
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
@@ -33,23 +33,21 @@ export async function startCluster(
   } finally {
     await store.close()
   }
-  // prom-client's aggregator asks every worker for its registry over the cluster's IPC channel.
-  const aggregator = new AggregatorRegistry()
-  const metrics = config.metricsEnabled
-    ? await startMetricsListener(
-        config,
-        async () => ({ contentType: aggregator.contentType, text: await aggregator.clusterMetrics() }),
-        logger,
-        'metrics of the workers',
-      )
+  const clusterMetrics = config.metricsEnabled ? createClusterMetrics() : undefined
+  const metrics = clusterMetrics
+    ? await startMetricsListener(config, clusterMetrics.source, logger, 'metrics of the workers')
     : undefined
 
   let stopping = false
   const fork = () => cluster.fork()
   let starting = true
   cluster.on('exit', (worker, code, signal) => {
+    clusterMetrics
+      ?.workerExited(worker)
+      .catch((error: unknown) => logger.error({ err: error }, 'keeping the metrics of an exited worker failed'))
     if (stopping || starting) return // a worker failing at start fails the start (below), not a loop
     logger.error({ workerId: worker.id, code, signal }, `worker exited; replacing it in ${RESTART_DELAY_MS} ms`)
+    clusterMetrics?.workerReplaced()
     setTimeout(() => {
       if (!stopping) fork()
     }, RESTART_DELAY_MS).unref()
@@ -88,10 +86,4 @@ export async function startCluster(
     await stop('SIGTERM')
     throw error
   }
-}
-
-/** Worker side: makes `registry` what the primary's aggregator collects from this worker. */
-export function shareMetricsWithPrimary(registry: Registry): void {
-  new AggregatorRegistry() // installs prom-client's worker-side listener
-  AggregatorRegistry.setRegistries([registry])
 }

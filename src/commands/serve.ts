@@ -12,7 +12,9 @@ import { createMetricsRegistry } from '../http/metrics.js'
 import { type MetricsServer, registrySource } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
-import { shareMetricsWithPrimary, startCluster } from './cluster.js'
+import type { Tracing } from '../tracing.js'
+import { startCluster } from './cluster.js'
+import { answerMetricsRequests } from './cluster-metrics.js'
 import { createFirstKeyIfNone } from './keys.js'
 import { startMetricsListener } from './metrics-listener.js'
 
@@ -21,9 +23,11 @@ export const SHUTDOWN_GRACE_MS = 10_000
 
 /**
  * Runs the service until a signal closes it. Prints the first API key when none existed, the metrics
- * URL (when on) and the listening URL to `out`. Rejects (after closing what it opened) if it cannot start.
+ * URL (when on) and the listening URL to `out`. `tracing` (src/tracing.ts, started by the caller
+ * before this module loaded) traces requests and the store, and is flushed last on close. Rejects
+ * (after closing what it opened) if it cannot start.
  */
-export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout, tracing?: Tracing): Promise<void> {
   // Migrations and the first key, once per start; the key is shown at once, so a failed listen
   // cannot lose it.
   const prepare = async (store: Store, logger: Logger) => {
@@ -34,7 +38,7 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     if (newer.length > 0)
       logger.warn({ migrations: newer }, `database migrated by a newer release (${newer.join(', ')}); serving on it`)
     const key = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
-    out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
+    if (key) out.write(firstKeyBanner(key, localBase(config)))
   }
   if (config.workers > 1 && cluster.isPrimary) {
     const { address, port, metrics } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
@@ -42,7 +46,7 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     out.write(listeningLine(address, port, config.workers))
     return
   }
-  const listening = await runServer(config, cluster.isWorker ? undefined : prepare)
+  const listening = await runServer(config, cluster.isWorker ? undefined : prepare, tracing)
   if (listening?.metrics) out.write(metricsLine(listening.metrics))
   if (listening) out.write(listeningLine(listening.address, listening.port, 1))
 }
@@ -56,18 +60,28 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
 async function runServer(
   config: Config,
   prepare: ((store: Store, logger: Logger) => Promise<void>) | undefined,
+  tracing: Tracing | undefined,
 ): Promise<{ address: string; port: number; metrics: MetricsServer | undefined } | undefined> {
   const isWorker = prepare === undefined
-  const logger = createLogger(config.logLevel)
+  const logger = createLogger(config.logLevel, undefined, tracing?.logFields)
   const store = openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
   let closeApp = async () => {}
   try {
     await prepare?.(store, logger)
     const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
-    const registry = config.metricsEnabled ? createMetricsRegistry(() => store.poolStats()) : undefined
-    if (registry && isWorker) shareMetricsWithPrimary(registry)
+    const registry = config.metricsEnabled
+      ? createMetricsRegistry({
+          database: store.dialect,
+          poolStats: () => store.poolStats(),
+          keyReloadFailures: () => keys.reloadFailures,
+        })
+      : undefined
+    if (registry && isWorker) answerMetricsRequests(registry)
     const cursorKey = await store.loadCursorKey()
-    const app = await buildApp({ config, store, keys, cursorKey, logger, metrics: registry && { registry } })
+    // SQLite has no instrumentation of its own: its reads and the writer's round trips get a span here.
+    const pets = tracing && store.dialect === 'sqlite' ? tracing.traceStore(store.pets, 'sqlite', 'pets') : store.pets
+    const app = await buildApp({ config, store: { ...store, pets }, keys, cursorKey, logger, metrics: registry && { registry } })
+    tracing?.nameServerSpans(app)
     let metricsServer: MetricsServer | undefined
     closeApp = async () => {
       await Promise.all([app.close(), metricsServer?.close()])
@@ -82,6 +96,7 @@ async function runServer(
       else logger.info({ signal }, 'closing: finishing in-flight requests')
       await closeApp()
       await store.close()
+      await tracing?.shutdown()
     })
     if (isWorker) return undefined
     const address = app.server.address()
@@ -125,5 +140,3 @@ More keys: npx animal-store keys create --name NAME   (see: npx animal-store key
 ${rule}
 `
 }
-
-const KEY_HINT = 'API keys: create one with `npx animal-store keys create --name NAME`, or set API_KEYS.\n'

@@ -33,6 +33,8 @@ export interface KeyVerifier {
    * other key: synchronously when this key was seen since the last reload, else as a promise.
    */
   verify(key: string): KeyIdentity | undefined | Promise<KeyIdentity | undefined>
+  /** Periodic reloads that failed since start (the previous set was kept): revocations may be stale. */
+  readonly reloadFailures: number
   /** Stops the periodic reload. */
   close(): void
 }
@@ -125,11 +127,15 @@ export async function createKeyVerifier(
   }
 
   let timer: NodeJS.Timeout | undefined
+  let reloadFailures = 0
   const reloadLater = () => {
     timer = setTimeout(() => {
       store
         .listActiveKeyHashes()
-        .then(replaceAll, (error: unknown) => log.warn({ err: error }, 'reloading API keys failed; keeping the previous set'))
+        .then(replaceAll, (error: unknown) => {
+          reloadFailures++
+          log.warn({ err: error }, 'reloading API keys failed; keeping the previous set')
+        })
         .finally(() => {
           if (timer) reloadLater()
         })
@@ -161,6 +167,9 @@ export async function createKeyVerifier(
       const identity = find(key, hash, generated)
       if (identity || !generated) return remember(key, identity)
       return newKeysRead().then(() => remember(key, find(key, hash, generated)))
+    },
+    get reloadFailures() {
+      return reloadFailures
     },
     close: () => {
       clearTimeout(timer)

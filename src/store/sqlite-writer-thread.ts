@@ -7,6 +7,7 @@ import { groupCommit } from './group-commit.js'
 import type { IdempotentOutcome, PetDraft } from './pets.js'
 import { openSqlite } from './sqlite-connection.js'
 import type { WriterReply, WriterRequest } from './sqlite-writer.js'
+import { timedCommit, type WriterCommit } from './sqlite-writer-events.js'
 import { type OnceJob, prepareWrites } from './sqlite-writes.js'
 
 const port = parentPort
@@ -25,12 +26,16 @@ function prepareInserters(): Inserters {
   const database = openSqlite(path)
   try {
     const writes = prepareWrites(database)
+    // Each call below is one transaction; its duration goes to the main thread (sqlite-writer-events.ts).
+    const report = (commit: WriterCommit) => parentPort?.postMessage({ commit })
+    const many = (items: unknown[]) => items.length
+    const one = () => 1
     return {
       insertPet: groupCommit(
-        (drafts: PetDraft[]) => writes.insertBatch(drafts).map((pet) => pet.id),
-        (draft) => writes.insertOne(draft).id,
+        timedCommit((drafts: PetDraft[]) => writes.insertBatch(drafts).map((pet) => pet.id), many, report),
+        timedCommit((draft: PetDraft) => writes.insertOne(draft).id, one, report),
       ),
-      insertPetOnce: groupCommit(writes.insertOnceBatch, writes.insertOnce),
+      insertPetOnce: groupCommit(timedCommit(writes.insertOnceBatch, many, report), timedCommit(writes.insertOnce, one, report)),
     }
   } catch (error) {
     database.close()

@@ -4,6 +4,7 @@
 import { Worker } from 'node:worker_threads'
 import type { Pet } from '../schemas.js'
 import { type IdempotentCreate, type IdempotentOutcome, type PetDraft, type PetStore, storedPet } from './pets.js'
+import { type WriterCommit, writerEvents } from './sqlite-writer-events.js'
 
 /** A message to the writer thread: create `draft` (under `once`'s Idempotency-Key, if given), answer with `seq`. */
 export interface WriterRequest {
@@ -45,20 +46,26 @@ export function createSqliteWriter(path: string): SqliteWriter {
   const pending = new Map<number, Pending>()
   const start = (): Worker => {
     const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData: { path } })
-    thread.on('message', (reply: WriterReply) => {
+    thread.on('message', (reply: WriterReply | { commit: WriterCommit }) => {
+      if ('commit' in reply) return writerEvents.committed(reply.commit)
       const waiting = pending.get(reply.seq)
       if (!waiting) return
       pending.delete(reply.seq)
+      writerEvents.answered()
       if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
       else waiting.resolve(reply)
     })
     const fail = (error: Error) => {
       if (worker === thread) worker = undefined
+      writerEvents.answered(pending.size)
       for (const waiting of pending.values()) waiting.reject(error)
       pending.clear()
     }
     thread.on('error', fail)
-    thread.on('exit', (code) => fail(new Error(`the SQLite writer thread exited (code ${code})`)))
+    thread.on('exit', (code) => {
+      if (!closed) writerEvents.threadFailed()
+      fail(new Error(`the SQLite writer thread exited (code ${code})`))
+    })
     return thread
   }
   const send = (draft: PetDraft, once?: IdempotentCreate) =>
@@ -67,6 +74,7 @@ export function createSqliteWriter(path: string): SqliteWriter {
       worker ??= start()
       const id = ++seq
       pending.set(id, { resolve, reject })
+      writerEvents.sent()
       worker.postMessage({ seq: id, draft, ...(once && { once }) } satisfies WriterRequest)
     })
   return {

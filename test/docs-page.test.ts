@@ -101,7 +101,7 @@ describe('GET /docs (the API reference page)', () => {
 
   it('leaves the OpenAPI document unchanged (the page is not an operation of the interface)', async () => {
     const response = await call(server, 'GET', '/v1/openapi.json', { key: null })
-    assert.deepEqual(response.json, openapi)
+    assert.deepEqual(response.json, { ...openapi, servers: openapi.servers.slice(1) }) // built without HOST:PORT
     assert.ok(!Object.keys(openapi.paths).some((path) => path.includes('docs')))
   })
 

@@ -18,7 +18,7 @@ const OUT = `${ROOT}.tmp/openapi-generators/`
 /** openapi-typescript, as the client workspace (its one user) resolves it. */
 const OPENAPI_TYPESCRIPT = createRequire(`${ROOT}clients/typescript/package.json`).resolve('openapi-typescript')
 
-/** The names of the issue: valid, a lone surrogate, U+FFFD (valid), NUL, and more edges. */
+/** Names on both sides of the rule: astral, a lone surrogate, U+FFFD (valid), NUL, blank, and more. */
 const NAMES = ['Rex 🐶', 'lone\uD800', 'bad\uFFFD', 'a\u0000b', 'x\uDC00y', 'Zoë', '猫', '   ', 'R']
 
 interface Validator {

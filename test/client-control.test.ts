@@ -85,6 +85,23 @@ describe('TypeScript client: cancellation and deadlines (a server that never ans
     assert.ok(ms >= 250 && ms < 2000, `took ${ms} ms`)
   })
 
+  it('rethrows what onRetry throws, unwrapped, and sends no further attempt', async () => {
+    const stop = new Error('stop retrying')
+    let calls = 0
+    const client = createClient({
+      baseUrl: silent.baseUrl,
+      apiKey: 'ask_unused',
+      attemptTimeoutMs: 100,
+      onRetry: () => {
+        calls++
+        throw stop
+      },
+    })
+    const { error } = await rejection(() => client.listPets())
+    assert.equal(error, stop)
+    assert.equal(calls, 1)
+  })
+
   it('throws TimeoutError naming the attempts when every attempt times out before the deadline', async () => {
     const client = createClient({
       baseUrl: silent.baseUrl,

@@ -41,7 +41,8 @@ const RETRIED_STATUSES = [409, 429, 503]
 /**
  * Sends `request` with retries, within the call's deadline and signal. Resolves with the last
  * response, 2xx or not. Rejects with TimeoutError (deadline or every attempt timed out),
- * NetworkError (no answer; `cause` is fetch's error), or `call.signal.reason` when the caller aborted.
+ * NetworkError (no answer; `cause` is fetch's error), `call.signal.reason` when the caller aborted,
+ * or whatever `onRetry` threw.
  * An answer whose Retry-After is over `maxRetryAfterMs`, or would end after the deadline, is
  * returned at once rather than waited for.
  */
@@ -55,6 +56,8 @@ export async function send(
   const deadline = deadlineMs === false ? undefined : AbortSignal.timeout(deadlineMs)
   const signals = [call.signal, deadline].filter((signal) => signal !== undefined)
   const endsAt = deadlineMs === false ? Number.POSITIVE_INFINITY : Date.now() + deadlineMs
+  // An error thrown by the caller's onRetry is the caller's own: it is rethrown as is, not wrapped.
+  let hookError: unknown
   try {
     return await ky(request, {
       fetch: transport.fetch,
@@ -79,17 +82,20 @@ export async function send(
       hooks: {
         beforeRetry: [
           async ({ error, retryCount }) => {
-            await transport.onRetry?.({
-              retryCount,
-              error: await retryReason(error, transport, context),
-              requestId: context.requestId,
-            })
+            const reason = await retryReason(error, transport, context)
+            try {
+              await transport.onRetry?.({ retryCount, error: reason, requestId: context.requestId })
+            } catch (thrown) {
+              hookError = thrown
+              throw thrown
+            }
           },
         ],
       },
     })
   } catch (error) {
     if (error instanceof HTTPError) return error.response
+    if (hookError !== undefined && error === hookError) throw error
     if (call.signal?.aborted) throw call.signal.reason
     if (deadline?.aborted) throw new TimeoutError(`no answer within the call's deadline of ${deadlineMs} ms`, error, context)
     if (error instanceof KyTimeoutError) {

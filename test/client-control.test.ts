@@ -189,6 +189,21 @@ describeEachDatabase('TypeScript client: responses, paging and errors', (databas
     assert.ok(missing instanceof AnimalStoreError && missing.code === 'pet_not_found')
     assert.equal(missing.details, undefined)
     assert.equal(missing.retryAfterMs, undefined)
+    // withResponse() rejects the same way, and leaves no unhandled rejection behind (the promise of
+    // the data alone, which nobody awaits then, must not crash a process that treats those as fatal).
+    const unhandled: unknown[] = []
+    const record = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', record)
+    try {
+      await assert.rejects(client.getPet(9_223_372_036_854_775_807n).withResponse(), (error: unknown) => {
+        assert.ok(error instanceof AnimalStoreError && error.code === 'pet_not_found')
+        return true
+      })
+      await new Promise((resolve) => setImmediate(resolve)) // Node reports unhandled rejections after the microtasks
+      assert.deepEqual(unhandled, [])
+    } finally {
+      process.off('unhandledRejection', record)
+    }
   })
 
   it('gives a failed create its Idempotency-Key and request id, to try again later safely', async () => {

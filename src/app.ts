@@ -13,7 +13,7 @@ import { healthRoutes } from './http/health.js'
 import { parseJsonBody } from './http/json-body.js'
 import { createRequestMetrics, observeConnections } from './http/metrics.js'
 import { installNotFoundHandler } from './http/not-found.js'
-import { registerOpenApi } from './http/openapi.js'
+import { openApiServers, registerOpenApi } from './http/openapi.js'
 import { petRoutes } from './http/pets.js'
 import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/protocol.js'
 import { createAuthFailureLimiter, createRateLimiter } from './http/rate-limit.js'
@@ -30,7 +30,8 @@ import type { Store } from './store/index.js'
  * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins'>
+  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins'> &
+    Partial<Pick<Config, 'host' | 'port'>>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   cursorKey: Buffer
@@ -98,7 +99,7 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
   await registerCompression(app)
 
   const linkBase = config.publicUrl ?? '/v1'
-  await registerOpenApi(app, linkBase)
+  await registerOpenApi(app, openApiServers(config))
   await app.register(petRoutes, { pets: store.pets, linkBase, cursors })
   await app.register(healthRoutes, { ping: () => store.ping() })
   await app.register(import('./http/docs-page.js'))

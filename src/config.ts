@@ -205,13 +205,13 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'PUBLIC_URL',
     default: '(none)',
     meaning:
-      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list (without it: `http://HOST:PORT/v1`, then the relative `/v1`) and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
   },
   {
     name: 'CORS_ORIGINS',
     default: '(none)',
     meaning:
-      'Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: `https://HOST[:PORT]` or `http://…`, no path, e.g. `https://app.example.com,http://localhost:5173`. Unset: CORS is off and no `Access-Control-*` header is sent. Preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered without a key; pages may send `Authorization`, `Content-Type`, `Idempotency-Key` and `X-Request-Id` and read `Link`, `Location`, `RateLimit`, `RateLimit-Policy`, `Retry-After`, `Deprecation`, `Sunset` and `X-Request-Id`.',
+      'Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: `https://HOST[:PORT]` or `http://…`, no path, e.g. `https://app.example.com,http://localhost:5173`. Unset: CORS is off and no `Access-Control-*` header is sent. Preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered without a key; pages may send `Authorization`, `Content-Type`, `Idempotency-Key` and `X-Request-Id` and read `Idempotent-Replayed`, `Link`, `Location`, `RateLimit`, `RateLimit-Policy`, `Retry-After`, `Deprecation`, `Sunset`, `WWW-Authenticate` and `X-Request-Id`.',
   },
   {
     name: 'COPY_FROM_URL',

@@ -8,7 +8,7 @@ import { createServer, request as forward, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { AnimalStoreError, createClient, type RetryEvent } from '../clients/typescript/src/index.js'
+import { AnimalStoreError, createClient, NetworkError, type RetryEvent } from '../clients/typescript/src/index.js'
 import { createKey } from '../src/commands/keys.js'
 import { idempotencyLock } from '../src/store/postgres-pets.js'
 import { call, describeEachDatabase, ownPostgresWithServer, startServer, TEST_DATABASES, type TestServer } from './helpers.js'
@@ -109,7 +109,9 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       const pet = await client.createPet({ name: 'late riser', categoryId: 9223372036854775807n })
       assert.equal(pet.categoryId, 9223372036854775807n)
       assert.equal(events.length, 1)
-      assert.equal(((events[0] as RetryEvent).error.cause as { code?: string }).code, 'ECONNREFUSED')
+      const refused = (events[0] as RetryEvent).error
+      assert.ok(refused instanceof NetworkError, `a NetworkError, not ${refused}`)
+      assert.equal(((refused.cause as Error).cause as { code?: string }).code, 'ECONNREFUSED')
       assert.equal(proxy.attempts.length, 1)
       assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
       assert.equal(await countNamed(server, 'late riser'), 1)
@@ -141,7 +143,7 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
     }
   })
 
-  it('gives up after the configured retries and throws the network error', async () => {
+  it('gives up after the configured retries and throws NetworkError with the fetch error as cause, the request id and the Idempotency-Key', async () => {
     const port = await freePort()
     const events: RetryEvent[] = []
     const client = createClient({
@@ -153,7 +155,11 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       },
     })
     await assert.rejects(client.createPet({ name: 'never', categoryId: 1n }), (error: Error) => {
-      assert.equal((error.cause as { code?: string }).code, 'ECONNREFUSED')
+      assert.ok(error instanceof NetworkError)
+      assert.ok(error.cause instanceof TypeError, 'fetch rejects with a TypeError')
+      assert.equal((error.cause.cause as { code?: string }).code, 'ECONNREFUSED')
+      assert.match(error.requestId, UUID)
+      assert.match(error.idempotencyKey ?? '', UUID, 'the key to create again with later')
       return true
     })
     assert.deepEqual(
@@ -187,15 +193,36 @@ describe('TypeScript client retries on 429', () => {
       assert.ok(error instanceof AnimalStoreError)
       assert.equal(error.status, 429)
       assert.equal(error.code, 'rate_limited')
-      assert.match(error.requestId ?? '', /\S/)
+      assert.match(error.requestId, /\S/)
+      assert.ok((error.retryAfterMs ?? 0) >= 1000, `retryAfterMs ${error.retryAfterMs}`)
+      assert.match(error.headers.get('ratelimit') ?? '', /r=0/)
       return true
     })
+  })
+
+  it('throws at once, with retryAfterMs, when Retry-After is over maxRetryAfterMs', async () => {
+    const client = createClient({ baseUrl, apiKey: server.key, maxRetryAfterMs: 500 })
+    const started = Date.now()
+    await assert.rejects(client.createPet({ name: 'capped', categoryId: 1n }), (error: unknown) => {
+      assert.ok(error instanceof AnimalStoreError && error.code === 'rate_limited')
+      assert.ok((error.retryAfterMs ?? 0) > 500, `retryAfterMs ${error.retryAfterMs}`)
+      assert.match(error.idempotencyKey ?? '', UUID)
+      return true
+    })
+    assert.ok(Date.now() - started < 1000, 'did not wait')
   })
 
   it('waits Retry-After seconds, then retries the create with the same Idempotency-Key, adding one pet', async () => {
     proxy.attempts.length = 0
     const events: RetryEvent[] = []
-    const client = createClient({ baseUrl, apiKey: server.key, onRetry: (event) => void events.push(event) })
+    // Up to a minute: above the default cap (10 s) and deadline (30 s), so both are raised.
+    const client = createClient({
+      baseUrl,
+      apiKey: server.key,
+      maxRetryAfterMs: 61_000,
+      timeoutMs: 90_000,
+      onRetry: (event) => void events.push(event),
+    })
     const started = Date.now()
     const pet = await client.createPet({ name: 'patient', categoryId: -9223372036854775808n })
     const waited = Date.now() - started
@@ -287,6 +314,7 @@ describe('TypeScript client retries on 503', {
       assert.equal(statuses[0], 503)
       assert.equal(statuses.at(-1), 201)
       assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'service_unavailable')
+      assert.equal(events[0].error.retryAfterMs, 2000, 'Retry-After: 2 on the 503')
       const keys = new Set(proxy.attempts.map((attempt) => attempt.idempotencyKey))
       assert.equal(keys.size, 1, 'one key for every attempt of one create')
       assert.match([...keys][0] ?? '', UUID)

@@ -83,16 +83,19 @@ describe('CORS with CORS_ORIGINS set', () => {
       'Deprecation',
       'Sunset',
       'X-Request-Id',
+      'Idempotent-Replayed',
     ]) {
       assert.ok(CORS_EXPOSED_HEADERS.includes(name), name)
     }
     assert.equal(response.headers.get('access-control-allow-methods'), null, 'preflight headers only on preflights')
   })
 
-  it('lets a page read a 401 too (the error is a normal response, not a CORS failure)', async () => {
+  it('lets a page read a 401 too, and its WWW-Authenticate challenge (the error is a normal response, not a CORS failure)', async () => {
     const response = await call(server, 'GET', '/v1/pets', { key: null, headers: { origin: APP } })
     assert.equal(response.status, 401)
     assert.equal(response.headers.get('access-control-allow-origin'), APP)
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="animal-store"/)
+    assert.ok((response.headers.get('access-control-expose-headers') ?? '').split(/\s*,\s*/).includes('WWW-Authenticate'))
   })
 
   it('still asks for a key on an OPTIONS that is not a preflight, then answers 405 with Allow', async () => {

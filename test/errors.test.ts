@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
+import { SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../src/http/errors.js'
 import { call, describeEachDatabase, startServer, type TestServer } from './helpers.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
@@ -15,10 +16,16 @@ describeEachDatabase('error responses', (database) => {
   after(() => server.close())
 
   describe('unknown routes and methods', () => {
-    it('GET /v1/pets/ (empty petId) returns 400 invalid_request naming petId', async () => {
-      const response = await call(server, 'GET', '/v1/pets/')
-      assert.equal(response.status, 400)
-      assert.equal(response.json.details[0].field, 'petId')
+    for (const method of ['GET', 'POST'] as const) {
+      it(`${method} /v1/pets/ (an empty petId) returns 404 not_found, as an unknown path`, async () => {
+        const response = await call(server, method, '/v1/pets/')
+        assert.equal(response.status, 404)
+        assert.equal(response.json.code, 'not_found')
+      })
+    }
+
+    it('GET /v1/pets/ without a key returns 401 first, as any path under /v1', async () => {
+      assert.equal((await call(server, 'GET', '/v1/pets/', { key: null })).status, 401)
     })
 
     for (const path of ['/v1/nothing', '/v1/pets/1/owner', '/v1', '/v2/pets', '/']) {
@@ -178,13 +185,14 @@ describeEachDatabase('error responses', (database) => {
     }
   })
 
-  it('returns 503 service_unavailable from /readyz and the operations when the database is closed', async () => {
+  it('returns 503 service_unavailable with Retry-After from /readyz when the database is closed', async () => {
     const closed = await startServer({ database })
     try {
       await closed.store.close()
       const ready = await call(closed, 'GET', '/readyz', { key: null })
       assert.equal(ready.status, 503)
       assert.equal(ready.json.code, 'service_unavailable')
+      assert.equal(ready.headers.get('retry-after'), String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS))
     } finally {
       await closed.app.close()
       closed.keys.close()

@@ -366,8 +366,12 @@ export function plainInt64(text: string): bigint | undefined {
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined
 }
 
-/** getPet verdict for a path segment as sent: 200/404 for a plain int64 after percent-decoding, else 400 naming petId. */
+/**
+ * getPet verdict for a path segment as sent: 200/404 for a plain int64 after percent-decoding, 404
+ * not_found for an empty one (`/v1/pets/` names no resource), else 400 naming petId.
+ */
 export function petIdVerdict(sent: string, known: ReadonlyMap<bigint, unknown>): Expected & { id?: bigint } {
+  if (sent === '') return { status: 404, codes: ['not_found'] }
   let decoded: string | undefined
   try {
     decoded = decodeURIComponent(sent)

@@ -37,6 +37,9 @@ describeEachDatabase('POST /v1/pets with Idempotency-Key', (database) => {
     assert.equal(retry.status, 201)
     assert.equal(retry.text, first.text)
     assert.equal(retry.headers.get('location'), first.headers.get('location'))
+    // As Stripe does: the replay says it is one; the first answer does not.
+    assert.equal(first.headers.get('idempotent-replayed'), null)
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true')
     assert.equal(first.exact.categoryId, 9007199254740993n)
     assert.equal(await petsNamed(server, 'replayed'), 1)
   })

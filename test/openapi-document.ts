@@ -2,7 +2,13 @@
 // SQLite store), formatted as committed in openapi.json.
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
+import {
+  DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_HOST,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_PORT,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+} from '../src/config.js'
 import { createKeyVerifier } from '../src/http/auth.js'
 import { openApiText } from '../src/http/openapi.js'
 import { openStore } from '../src/store/index.js'
@@ -16,6 +22,8 @@ export async function renderOpenApi(): Promise<string> {
   const app = await buildApp({
     config: {
       publicUrl: undefined,
+      host: DEFAULT_HOST,
+      port: DEFAULT_PORT,
       rateLimitPerMinute: DEFAULT_RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: DEFAULT_MAX_CONNECTIONS,

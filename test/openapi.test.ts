@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ERROR_CODES } from '../src/http/errors.js'
+import { openApiServers } from '../src/http/openapi.js'
+import { NAME_PATTERN } from '../src/schemas.js'
 import { openapi } from './contract.js'
 import { call, startServer, type TestServer } from './helpers.js'
 import { renderOpenApi } from './openapi-document.js'
@@ -24,10 +26,11 @@ describe('OpenAPI document', () => {
     assert.equal(await renderOpenApi(), committed)
   })
 
-  it('is served at GET /v1/openapi.json without a key, equal to the committed file', async () => {
+  it('is served at GET /v1/openapi.json without a key, equal to the committed file but for HOST:PORT', async () => {
     const response = await call(server, 'GET', '/v1/openapi.json', { key: null })
     assert.equal(response.status, 200)
-    assert.deepEqual(response.json, openapi)
+    // The test server is built without HOST and PORT (it listens on port 0): only the relative server.
+    assert.deepEqual(response.json, { ...openapi, servers: openapi.servers.slice(1) })
   })
 
   it('names PUBLIC_URL as its server when it is set', async () => {
@@ -44,13 +47,25 @@ describe('OpenAPI document', () => {
     }
   })
 
-  it('says what the relative server /v1 means when PUBLIC_URL is unset', () => {
+  it('lists http://HOST:PORT/v1 first (usable by Node clients as is), then the relative /v1, when PUBLIC_URL is unset', () => {
     assert.deepEqual(
       openapi.servers.map((s: { url: string }) => s.url),
-      ['/v1'],
+      ['http://127.0.0.1:8080/v1', '/v1'],
     )
-    assert.match(openapi.servers[0].description, /relative/)
-    assert.match(openapi.info.description, /resolve it against the URL this document\s+was fetched from/)
+    assert.match(openapi.servers[1].description, /relative/)
+    assert.match(openapi.info.description, /resolve\s+against the URL this document was fetched from/)
+  })
+
+  it('names the address a client can dial: 127.0.0.1 or [::1] for a wildcard HOST, none for PORT 0', () => {
+    const urls = (host: string, port: number) => openApiServers({ host, port }).map((server) => server.url)
+    assert.deepEqual(urls('0.0.0.0', 8080), ['http://127.0.0.1:8080/v1', '/v1'])
+    assert.deepEqual(urls('::', 9000), ['http://[::1]:9000/v1', '/v1'])
+    assert.deepEqual(urls('10.0.0.5', 80), ['http://10.0.0.5:80/v1', '/v1'])
+    assert.deepEqual(urls('127.0.0.1', 0), ['/v1'])
+    assert.deepEqual(
+      openApiServers({ publicUrl: 'https://api.example.com/v1', host: '0.0.0.0', port: 8080 }).map((server) => server.url),
+      ['https://api.example.com/v1'],
+    )
   })
 
   it('describes the 405 with Allow and the 404 for paths that are not operations, once, in its description', () => {
@@ -58,7 +73,7 @@ describe('OpenAPI document', () => {
     assert.match(openapi.info.description, /404 `not_found`/)
   })
 
-  it('documents X-Request-Id and Cache-Control on every response, RateLimit once the key is accepted, Retry-After on 409 and 429', () => {
+  it('documents X-Request-Id and Cache-Control on every response, RateLimit once the key is accepted, Retry-After on 409, 429 and 503', () => {
     for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { headers: object }> }>>(
       openapi.paths,
     )) {
@@ -70,7 +85,7 @@ describe('OpenAPI document', () => {
             assert.ok(names.includes(name), `${where} ${name}`)
           const keyed = !['401', '408', '431'].includes(status)
           assert.equal(names.includes('RateLimit') && names.includes('RateLimit-Policy'), keyed, `${where} RateLimit`)
-          assert.equal(names.includes('Retry-After'), status === '429' || status === '409', `${where} Retry-After`)
+          assert.equal(names.includes('Retry-After'), ['409', '429', '503'].includes(status), `${where} Retry-After`)
         }
       }
     }
@@ -122,6 +137,48 @@ describe('OpenAPI document', () => {
     }
   })
 
+  it('gives every error response one example per code of its status, with that code and status (not an invented one)', () => {
+    for (const [path, item] of Object.entries<
+      Record<string, { responses: Record<string, { content?: Record<string, { examples?: object }> }> }>
+    >(openapi.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (Number(status) < 400) continue
+          const examples = Object.values(response.content?.['application/json']?.examples ?? {}) as {
+            value: Record<string, unknown>
+          }[]
+          const codes = Object.entries(ERROR_CODES).filter(([, entry]) => entry.status === Number(status))
+          assert.deepEqual(
+            examples.map(({ value }) => [value.code, value.status, value.message]),
+            codes.map(([code, entry]) => [code, entry.status, entry.message]),
+            `${method} ${path} ${status}`,
+          )
+          for (const { value } of examples) assert.equal('details' in value, value.code === 'invalid_request')
+        }
+      }
+    }
+  })
+
+  it('states the name rule as one pattern that means the same with and without the RegExp `u` flag', () => {
+    assert.equal(openapi.components.schemas.NewPet.properties.name.pattern, NAME_PATTERN)
+    const names = {
+      'Rex 🐶': true,
+      Zoë: true,
+      猫: true,
+      'bad\uFFFD': true,
+      'lone\uD800': false,
+      'x\uDC00y': false,
+      'a\u0000b': false,
+      '  ': false,
+    }
+    for (const [name, valid] of Object.entries(names)) {
+      assert.equal(new RegExp(NAME_PATTERN, 'u').test(name), valid, `u: ${JSON.stringify(name)}`)
+      assert.equal(new RegExp(NAME_PATTERN).test(name), valid, `no u: ${JSON.stringify(name)}`)
+    }
+    // Generators that decode \uXXXX escapes into the characters themselves lose no part of the rule.
+    assert.doesNotMatch(NAME_PATTERN, /\\u[dD][89a-fA-F]/)
+  })
+
   it('marks getPet deprecated and states the sunset date', () => {
     const getPet = openapi.paths['/pets/{petId}'].get
     assert.equal(getPet.deprecated, true)
@@ -129,11 +186,14 @@ describe('OpenAPI document', () => {
     assert.ok(getPet.responses['200'].headers.Sunset)
   })
 
-  it('documents the limits and defaults: limit 1..100 default 20, status default available, 255-character names', () => {
+  it('documents the limits and defaults: limit 1..100 default 20, status `available` when omitted (in words), 255-character names', () => {
     const limit = openapi.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit')
     assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 100, 20])
     const newPet = openapi.components.schemas.NewPet
-    assert.equal(newPet.properties.status.default, 'available')
+    // No `default` keyword: openapi-typescript would make the property required (test/client-generated.test.ts).
+    assert.equal(newPet.properties.status.default, undefined)
+    assert.match(newPet.properties.status.description, /`available` when omitted/)
+    assert.ok(!newPet.required.includes('status'))
     assert.equal(newPet.properties.name.maxLength, 255)
     assert.equal(newPet.additionalProperties, false)
     assert.equal(newPet.properties.categoryId.format, 'int64')

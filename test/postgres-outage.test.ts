@@ -1,7 +1,8 @@
 // PostgreSQL going away under a running server: operations and /readyz answer 503
-// service_unavailable (never 500, never a crash), and both recover by themselves when it returns.
+// service_unavailable with Retry-After (never 500, never a crash), and both recover by themselves when it returns.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../src/http/errors.js'
 import { call, ownPostgresWithServer, TEST_DATABASES } from './helpers.js'
 
 describe('PostgreSQL outage, restart and recovery', {
@@ -22,6 +23,7 @@ describe('PostgreSQL outage, restart and recovery', {
       const response = await call(own.server, method, path, { body })
       assert.equal(response.status, 503, `${method} ${path}`)
       assert.equal(response.json.code, 'service_unavailable')
+      assert.equal(response.headers.get('retry-after'), String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS), `${method} ${path}`)
     }
     const ready = await call(own.server, 'GET', '/readyz', { key: null })
     assert.equal(ready.status, 503)

@@ -7,8 +7,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 /** Request headers a page may send: the key, JSON bodies, safe retries and its own request id. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id']
 
-/** Response headers a page may read besides the CORS-safelisted ones (paging, limits, deprecation, tracing). */
+/**
+ * Response headers a page may read besides the CORS-safelisted ones (paging, limits, deprecation,
+ * tracing, the 401 challenge, a replayed create).
+ */
 export const CORS_EXPOSED_HEADERS = [
+  'Idempotent-Replayed',
   'Link',
   'Location',
   'RateLimit',
@@ -16,6 +20,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Retry-After',
   'Deprecation',
   'Sunset',
+  'WWW-Authenticate',
   'X-Request-Id',
 ]
 

@@ -14,11 +14,19 @@ const DOCS_PATH = '/docs'
 // "Authorize" (a bearer key) and "Try it out" out of the box. The standalone preset (a top bar to
 // load other documents) is left out on purpose: this page documents this service only. The key
 // entered stays in the page's memory (persistAuthorization: false keeps it out of localStorage). The
-// document's URL is relative to /docs, like the asset links, so a proxy's path prefix is kept.
+// document's URL is relative to /docs, like the asset links, so a proxy's path prefix is kept. The
+// page is served by the API itself, so "Try it out" uses the relative server (`/v1`), listed second
+// after the HOST:PORT one that only works from the server's own machine.
 const INITIALIZER = `'use strict'
 window.addEventListener('load', function () {
+  fetch('v1/openapi.json').then(function (response) { return response.json() }).then(function (spec) {
+    spec.servers.sort(function (a, b) { return Number(!a.url.startsWith('/')) - Number(!b.url.startsWith('/')) })
+    start(spec)
+  })
+})
+function start(spec) {
   window.ui = SwaggerUIBundle({
-    url: 'v1/openapi.json',
+    spec: spec,
     dom_id: '#swagger-ui',
     validatorUrl: null,
     deepLinking: true,
@@ -28,7 +36,7 @@ window.addEventListener('load', function () {
     presets: [SwaggerUIBundle.presets.apis],
     layout: 'BaseLayout',
   })
-})
+}
 `
 
 /** An asset of the page: its body, content type and a short content hash that busts caches. */

@@ -39,6 +39,12 @@ export const ERROR_CODES = {
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>
 
+/**
+ * Retry-After (RFC 9110 §10.2.3) on every 503, in seconds: long enough for a pool to reconnect or a
+ * PostgreSQL failover to start answering, short enough that a client's retries stay within its deadline.
+ */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+
 /** One of the stable error codes of ERROR_CODES. */
 export type ErrorCode = keyof typeof ERROR_CODES
 
@@ -105,6 +111,7 @@ export class ApiError extends Error {
     this.statusCode = ERROR_CODES[code].status
     this.details = options.details
     this.headers = options.headers ?? {}
+    if (this.statusCode === 503) this.headers['retry-after'] ??= String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS)
   }
 
   /** The Error body of this error (docs/specification.md, Error). */

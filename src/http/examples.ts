@@ -1,7 +1,8 @@
 // The examples of the OpenAPI document, by operationId: a request body for createPet and a response
-// body for each success. int64 values beyond 2^53 are LosslessNumber, so the document carries their
+// body for each success; and the Error body of each catalog code, for every error status. int64 values beyond 2^53 are LosslessNumber, so the document carries their
 // exact digits (JSON.stringify would round them) and shows a client what it must keep.
 import { LosslessNumber } from 'lossless-json'
+import { ERROR_CODES, type ErrorBody, type ErrorCode } from './errors.js'
 
 /** OpenAPI Example Objects by name. */
 export type Examples = Record<string, { summary: string; value: unknown }>
@@ -38,4 +39,22 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   getPet: {
     responses: { 200: { found: { summary: `One animal. ${EXACT}`, value: TOM } } },
   },
+}
+
+const DETAILS_EXAMPLE: NonNullable<ErrorBody['details']> = [{ in: 'query', field: 'limit', message: 'must be <= 100' }]
+
+/**
+ * The examples of an error response with `status`: one per catalog code with that status, each the
+ * body the service sends (its code, default message and status; `invalid_request` with `details`).
+ * Without them, documentation pages invent one from the schema (the first code of the enum).
+ */
+export function errorExamples(status: number): Examples {
+  const examples: Examples = {}
+  for (const [code, { message }] of Object.entries(ERROR_CODES) as [ErrorCode, { status: number; message: string }][]) {
+    if (ERROR_CODES[code].status !== status) continue
+    const value: ErrorBody = { code, message, status }
+    if (code === 'invalid_request') value.details = DETAILS_EXAMPLE
+    examples[code] = { summary: `\`${code}\``, value }
+  }
+  return examples
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import { CORS_EXPOSED_HEADERS } from './cors.js'
 import { SUNSET_DATE } from './deprecation.js'
-import { OPERATION_EXAMPLES } from './examples.js'
+import { errorExamples, OPERATION_EXAMPLES } from './examples.js'
 
 /** The interface version (docs/specification.md, Versioning). */
 export const INTERFACE_VERSION = '1.0.0'
@@ -16,11 +16,12 @@ Every operation requires an API key sent as \`Authorization: Bearer <API_KEY>\` 
 Every error response carries the \`Error\` body \`{code, message, status}\`; \`code\` is one of a stable
 set listed in the \`Error\` schema. \`getPet\` is deprecated and will be removed on ${SUNSET_DATE}.
 
-**Server URL.** Paths are relative to the server URL, which ends in \`/v1\`. When the deployment sets
-no public URL, the server is the relative reference \`/v1\`: resolve it against the URL this document
-was fetched from (fetched from \`https://api.example.com/v1/openapi.json\`, the API is at
-\`https://api.example.com/v1\`, so \`GET /pets\` is \`GET https://api.example.com/v1/pets\`). Give that
-absolute URL to a client generator that does not resolve relative servers.
+**Server URL.** Paths are relative to the server URL, which ends in \`/v1\`. A deployment that sets a
+public URL lists only that. Otherwise the first server is the absolute URL the service listens on
+(\`HOST\` and \`PORT\`; \`127.0.0.1\` for a wildcard address), which a client on the same machine, or a
+generator's Node client, can use as is; the second is the relative reference \`/v1\`, to resolve
+against the URL this document was fetched from (fetched from \`https://api.example.com/v1/openapi.json\`,
+the API is at \`https://api.example.com/v1\`).
 
 **int64.** \`id\`, \`categoryId\` and \`petId\` are signed 64-bit integers, exact over the whole range
 in both directions. Values beyond 2^53 are written as bare JSON digits: read them with a parser that
@@ -35,18 +36,40 @@ the \`Error\` body. Bodies of 1 KiB or more are compressed (gzip or br) when \`A
 **Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
 and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
 
+/** A Server Object of the document. */
+export interface OpenApiServer {
+  url: string
+  description: string
+}
+
+/**
+ * The document's `servers`: `publicUrl` alone when set; else `http://HOST:PORT/v1` (a wildcard or
+ * port 0 cannot be dialled: 127.0.0.1 / ::1 instead, no entry for port 0) and the relative `/v1`.
+ */
+export function openApiServers({ publicUrl, host, port }: { publicUrl?: string; host?: string; port?: number }): OpenApiServer[] {
+  if (publicUrl !== undefined) return [{ url: publicUrl, description: 'This deployment.' }]
+  const relative = { url: '/v1', description: 'This deployment, relative to where this document was fetched.' }
+  if (host === undefined || port === undefined || port === 0) return [relative]
+  const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
+  const authority = dialled.includes(':') ? `[${dialled}]:${port}` : `${dialled}:${port}`
+  return [
+    { url: `http://${authority}/v1`, description: 'This server as configured (HOST and PORT), from the same machine.' },
+    relative,
+  ]
+}
+
 /** The document's text: 2-space indented JSON with a final newline, int64 examples exact. */
 export function openApiText(app: FastifyInstance): string {
   return `${stringify(app.swagger(), undefined, 2)}\n`
 }
 
 /**
- * Registers @fastify/swagger (call before the routes) and GET /v1/openapi.json. `serverUrl` is the
- * base URL ending in `/v1` (PUBLIC_URL, else the relative `/v1`); paths in the document are
- * relative to it, as in docs/specification.md, Operations. Each operation's examples come from
+ * Registers @fastify/swagger (call before the routes) and GET /v1/openapi.json. `servers` are base
+ * URLs ending in `/v1` (see openApiServers); paths in the document are relative to them, as in
+ * docs/specification.md, Operations. Each operation's examples come from
  * src/http/examples.ts.
  */
-export async function registerOpenApi(app: FastifyInstance, serverUrl: string): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServer[]): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -56,14 +79,7 @@ export async function registerOpenApi(app: FastifyInstance, serverUrl: string): 
         description: DESCRIPTION,
         license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
       },
-      servers: [
-        {
-          url: serverUrl,
-          description: serverUrl.startsWith('/')
-            ? 'This deployment, relative to where this document was fetched (see the description above).'
-            : 'This deployment.',
-        },
-      ],
+      servers,
       tags: [{ name: 'pets', description: 'Animals held in the store.' }],
       security: [{ bearerAuth: [] }],
       components: {
@@ -93,15 +109,19 @@ type Operation = {
   responses?: Record<string, { content?: Record<string, object> }>
 }
 
-// Puts OPERATION_EXAMPLES into the media types of the generated operations (a route schema cannot
-// carry them: @fastify/swagger drops whatever sits beside a `$ref`).
+// Puts OPERATION_EXAMPLES and the error examples into the media types of the generated operations
+// (a route schema cannot carry them: @fastify/swagger drops whatever sits beside a `$ref`).
 function withExamples<T extends object>(document: T): T {
   const { paths = {} } = document as { paths?: Record<string, Record<string, Operation>> }
+  const json = (content?: Record<string, object>) => content?.['application/json'] as { examples?: object } | undefined
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const media = json(response.content)
+        if (Number(status) >= 400 && media) media.examples = errorExamples(Number(status))
+      }
       const examples = OPERATION_EXAMPLES[operation.operationId ?? '']
       if (!examples) continue
-      const json = (content?: Record<string, object>) => content?.['application/json'] as { examples?: object } | undefined
       const body = json(operation.requestBody?.content)
       if (body && examples.requestBody) body.examples = examples.requestBody
       for (const [status, named] of Object.entries(examples.responses)) {

@@ -87,6 +87,9 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         response: {
           201: successResponse(201, 'Pet', 'Animal added.', {
             Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+            'Idempotent-Replayed': header(
+              '`true` when this is the stored response of an earlier request with the same `Idempotency-Key` (no animal was added); absent otherwise.',
+            ),
           }),
           ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
         },
@@ -110,6 +113,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         locationBase: `${linkBase}/pets/`,
       })
       const response = responseFor(outcome)
+      if (outcome.outcome === 'replayed') reply.header('idempotent-replayed', 'true')
       return reply.code(response.status).header('location', response.location).type(JSON_CONTENT_TYPE).send(response.body)
     },
   )

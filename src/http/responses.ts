@@ -22,7 +22,7 @@ const WHEN: Partial<Record<number, string>> = {
   429: 'Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds.',
   431: 'The request headers exceed 16 KiB (`headers_too_large`); the connection is closed.',
   500: 'An unexpected error (`internal_error`); the body says nothing internal.',
-  503: 'The database is unavailable (`service_unavailable`); retry later.',
+  503: 'The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds.',
 }
 
 /** Sent on every response (src/http/request-pipeline.ts, src/http/api-headers.ts). */
@@ -55,6 +55,7 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
     ),
   },
   429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },
+  503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.') },
 }
 
 /** Statuses answered before the key is accepted: without the RateLimit fields. */

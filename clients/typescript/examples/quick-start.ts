@@ -1,4 +1,4 @@
-// The README's example of the TypeScript client; test/client-readme.test.ts runs it against a live server.
+// The README's example of the TypeScript client; test/client-readme.test.ts and test/client-package.test.ts run it against a live server.
 import { AnimalStoreError, createClient } from '@animal-store/client'
 
 const store = createClient({
@@ -7,10 +7,10 @@ const store = createClient({
 })
 const rex = await store.createPet({ name: 'Rex', categoryId: 9007199254740993n }) // one Idempotency-Key, retried safely
 console.log(rex.id, rex.categoryId) // bigints, exact: 1n 9007199254740993n
-for await (const pet of store.pets({ status: 'available', limit: 100 })) console.log(pet.id, pet.name) // every page
+for await (const pet of store.pets({ status: 'available' })) console.log(pet.id, pet.name) // every page, 100 per request
 try {
-  await store.listPets({ limit: 101 })
+  await store.listPets({ limit: 101 }, { timeoutMs: 5_000 }) // per call: { signal, timeoutMs, requestId }
 } catch (error) {
-  if (!(error instanceof AnimalStoreError)) throw error
-  console.log(error.status, error.code, error.details, error.requestId) // 400 invalid_request [ …limit… ] and the X-Request-Id
+  if (!(error instanceof AnimalStoreError)) throw error // else NetworkError or TimeoutError
+  if (error.code === 'invalid_request') console.log(error.status, error.code, error.details, error.requestId) // 400 invalid_request [ …limit… ] and the X-Request-Id
 }

@@ -37,8 +37,6 @@ export async function generate(dir: string): Promise<void> {
   const text = readFileSync(OPENAPI_PATH, 'utf8')
   const document = JSON.parse(text)
   const ast = await openapiTS(document, {
-    // A property with a default (NewPet.status) may be omitted on requests: keep it optional.
-    defaultNonNullable: false,
     // JSON numbers past 2^53 do not fit a JS number: every int64 is a bigint in the types.
     transform(schema) {
       if ('format' in schema && schema.format === 'int64') return ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword)

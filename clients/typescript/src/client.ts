@@ -1,11 +1,11 @@
-// The hand-written layer over the generated types and openapi-fetch: exact int64 (lossless JSON),
-// typed errors, Link-following pagination, and retries (ky) with an Idempotency-Key on creates.
+// The hand-written layer over the generated types and openapi-fetch: the operations, exact int64
+// (lossless JSON), Link-following pagination, the Idempotency-Key on creates, and `withResponse()`.
 import LinkHeader from 'http-link-header'
-import ky, { HTTPError } from 'ky'
 import createFetchClient from 'openapi-fetch'
-import { AnimalStoreError } from './errors.js'
+import { AnimalStoreError, type CallContext } from './errors.js'
 import type { components, paths } from './generated/schema.js'
 import { parseJson, stringifyJson } from './json.js'
+import { type CallOptions, type RetryEvent, send, type TransportOptions } from './transport.js'
 
 /** An animal as the service returns it; `id` and `categoryId` are exact bigints. */
 export type Pet = components['schemas']['Pet']
@@ -14,11 +14,18 @@ export type NewPet = components['schemas']['NewPet']
 /** Availability status. */
 export type PetStatus = components['schemas']['PetStatus']
 
-/** What `listPets` and `pets` filter by: `status`, and `limit` (1–100 per page, 20 when omitted). */
+/** What `listPets` asks for: `status`, `limit` (1–100; the service's 20 when omitted), `cursor` (a page's `nextCursor`). */
 export interface ListQuery {
   status?: PetStatus
   limit?: number
+  cursor?: string
 }
+
+/** What `pets` and `pages` iterate: as ListQuery, but `limit` is 100 per request unless given. */
+export type PetsQuery = ListQuery
+
+/** Iteration's page size when `limit` is not given (the service's maximum: fewest round trips). */
+export const DEFAULT_ITERATION_LIMIT = 100
 
 /** One page of `listPets`; `nextCursor` is the cursor of the `Link: rel="next"` page, absent on the last. */
 export interface PetPage {
@@ -26,12 +33,22 @@ export interface PetPage {
   nextCursor: string | undefined
 }
 
-/** Reported to `onRetry` just before a request is sent again. */
-export interface RetryEvent {
-  /** 1 for the first retry, 2 for the second, … */
-  retryCount: number
-  /** Why: the network error, or the AnimalStoreError of a 409 / 429 / 503 answer. */
-  error: Error
+/** A result with the response it came from (`withResponse()`). */
+export interface WithResponse<T> {
+  data: T
+  /** The response (its body already read): `headers` has RateLimit, Location, Deprecation, … */
+  response: Response
+  /** The response's X-Request-Id (the one the client sent, echoed). */
+  requestId: string
+}
+
+/**
+ * What every single-request method returns: a promise of the result that can also give the
+ * response, as `await store.createPet(pet).withResponse()` → `{ data, response, requestId }`.
+ */
+export interface ApiPromise<T> extends Promise<T> {
+  /** The result with its response, for the headers of a success. */
+  withResponse(): Promise<WithResponse<T>>
 }
 
 /** Options of createClient. */
@@ -44,135 +61,163 @@ export interface ClientOptions {
   retries?: number
   /** Longest pause between attempts when the server gives no Retry-After, in ms; 10,000 unless given. */
   maxBackoffMs?: number
-  /** Longest Retry-After honoured, in ms (a longer one is cut to this); 120,000 unless given. */
+  /**
+   * Longest Retry-After honoured, in ms; 10,000 unless given. A longer one is not waited for: the call
+   * throws at once, its AnimalStoreError's `retryAfterMs` saying how long the service asked for.
+   */
   maxRetryAfterMs?: number
-  /** Per-attempt timeout in ms, or false for none; 10,000 unless given. */
+  /** Default deadline of each call, retries and waits included, in ms, or false for none; 30,000 unless given. */
   timeoutMs?: number | false
+  /** Timeout of each attempt, in ms, or false for none (then retried like a network error); 10,000 unless given. */
+  attemptTimeoutMs?: number | false
   /** Called before each retry (for logging or metrics); awaited. */
   onRetry?: (event: RetryEvent) => void | Promise<void>
-  /** The fetch implementation; `globalThis.fetch` unless given. */
-  fetch?: typeof globalThis.fetch
+  /** The fetch implementation; `globalThis.fetch` (called as a function of its own) unless given. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 }
 
 /** Options of one createPet call. */
-export interface CreateOptions {
+export interface CreateOptions extends CallOptions {
   /**
-   * The Idempotency-Key of this logical create (a fresh random UUID unless given). Pass your own to
-   * retry a create across restarts of your process: the service answers a repeat of the same key
-   * and body with the stored response instead of adding a second animal.
+   * The Idempotency-Key of this logical create (a fresh random UUID unless given). A create that
+   * failed carries its key (`error.idempotencyKey`): pass it here to try again later, and the
+   * service answers with the first response instead of adding a second animal.
    */
   idempotencyKey?: string
 }
 
-/** The Animal Store client: see createClient. */
+/** The Animal Store client: see createClient. Every method takes CallOptions `{ signal, timeoutMs, requestId }`. */
 export interface AnimalStoreClient {
   /** One page of animals in id order (`listPets`). Throws AnimalStoreError on a non-2xx answer. */
-  listPets(query?: ListQuery & { cursor?: string }): Promise<PetPage>
+  listPets(query?: ListQuery, options?: CallOptions): ApiPromise<PetPage>
   /**
-   * Every animal matching `query`, in id order, following `Link: rel="next"` (RFC 8288) page by page
-   * (`limit` animals per request). Throws AnimalStoreError as listPets does.
+   * Every page matching `query`, in id order, following `Link: rel="next"` (RFC 8288); `limit` is 100
+   * unless given. To resume later, keep the `nextCursor` of the last page you finished and pass it as
+   * `cursor`. `options` apply to each request. Throws as listPets does.
    */
-  pets(query?: ListQuery): AsyncGenerator<Pet, void, undefined>
+  pages(query?: PetsQuery, options?: CallOptions): AsyncGenerator<PetPage, void, undefined>
+  /** Every animal matching `query`, one by one, over `pages(query, options)`; `cursor` resumes from a page. */
+  pets(query?: PetsQuery, options?: CallOptions): AsyncGenerator<Pet, void, undefined>
   /**
    * Adds an animal (`createPet`) and returns it with its id. Sends one Idempotency-Key on every
-   * attempt, so a retry after a lost answer cannot add it twice. Throws AnimalStoreError.
+   * attempt, so a retry after a lost answer cannot add it twice; `response.headers` of a replayed
+   * answer has `Idempotent-Replayed: true`. Throws AnimalStoreError, NetworkError or TimeoutError,
+   * each with the `idempotencyKey`.
    */
-  createPet(pet: NewPet, options?: CreateOptions): Promise<Pet>
+  createPet(pet: NewPet, options?: CreateOptions): ApiPromise<Pet>
   /**
    * Reads one animal (`getPet`). Throws AnimalStoreError, `pet_not_found` (404) when there is none.
    * @deprecated Sunset: Thu, 05 Dec 2030 00:00:00 GMT (interface 1.0.0 deprecated it on
    * 2026-11-20). Use `pets()` / `listPets()` instead.
    */
-  getPet(petId: bigint): Promise<Pet>
+  getPet(petId: bigint, options?: CallOptions): ApiPromise<Pet>
+}
+
+/** The `fetch` part of a result from openapi-fetch with `parseAs: 'text'`. */
+interface TextResult {
+  data?: string
+  error?: unknown
+  response: Response
+}
+
+// A promise of `data` that also hands out the whole result. `data` is marked handled: a caller of
+// withResponse() awaits `result` itself, and the derived promise must not then reject unobserved.
+function apiPromise<T>(result: Promise<WithResponse<T>>): ApiPromise<T> {
+  const data = result.then((value) => value.data)
+  data.catch(() => {})
+  return Object.assign(data, { withResponse: () => result })
 }
 
 /**
- * A client for Animal Store interface 1.0.0. Every call retries on network errors, timeouts, 409
- * and 429 (waiting Retry-After seconds) and 503, with exponential backoff and jitter, at most `retries`
- * times; GETs are safe to repeat and createPet carries an Idempotency-Key. After the last attempt a
- * non-2xx answer throws AnimalStoreError and a network failure throws the fetch error.
+ * A client for Animal Store interface 1.0.0. Every call has a deadline (`timeoutMs`, 30 s) and
+ * retries on network errors, attempt timeouts, 409 and 429 (waiting Retry-After, up to
+ * `maxRetryAfterMs`) and 503, with exponential backoff and jitter, at most `retries` times; GETs are
+ * safe to repeat and createPet carries an Idempotency-Key. After the last attempt a non-2xx answer
+ * throws AnimalStoreError, a missing answer NetworkError or TimeoutError; an aborted `signal`
+ * rejects with its reason.
  */
 export function createClient(options: ClientOptions): AnimalStoreClient {
-  const http = ky.create({
-    fetch: options.fetch ?? globalThis.fetch,
-    timeout: options.timeoutMs ?? 10_000,
-    retry: {
-      limit: options.retries ?? 4,
-      methods: ['get', 'post'],
-      // 409: the service is still storing an earlier attempt of this create (idempotency_key_in_flight).
-      statusCodes: [409, 429, 503],
-      afterStatusCodes: [409, 429, 503],
-      maxRetryAfter: options.maxRetryAfterMs ?? 120_000,
-      backoffLimit: options.maxBackoffMs ?? 10_000,
-      jitter: true,
-      retryOnTimeout: true,
-    },
-    hooks: {
-      beforeRetry: [
-        async ({ error, retryCount }) => {
-          const reason =
-            error instanceof HTTPError ? new AnimalStoreError(error.response, await errorBody(error.response)) : error
-          await options.onRetry?.({ retryCount, error: reason })
-        },
-      ],
-    },
-  })
+  const transport: TransportOptions = {
+    retries: options.retries ?? 4,
+    maxBackoffMs: options.maxBackoffMs ?? 10_000,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 10_000,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    onRetry: options.onRetry,
+    // Called as a plain function: browsers throw "Illegal invocation" when window.fetch is called
+    // as a method of another object (which is how ky calls the fetch it is given).
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+  }
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl,
     headers: { authorization: `Bearer ${options.apiKey}` },
     bodySerializer: stringifyJson,
-    // ky throws on a non-2xx answer once retries are spent; openapi-fetch expects the response.
-    fetch: async (request: Request) => {
-      try {
-        return await http(request)
-      } catch (error) {
-        if (error instanceof HTTPError) return error.response
-        throw error
-      }
-    },
   })
 
-  async function listPets(query: ListQuery & { cursor?: string } = {}): Promise<PetPage> {
-    const { data, error, response } = await client.GET('/pets', { params: { query }, parseAs: 'text' })
-    if (data === undefined) throw new AnimalStoreError(response, error)
-    const next = LinkHeader.parse(response.headers.get('link') ?? '').rel('next')[0]
-    const nextCursor = next ? (new URL(next.uri, options.baseUrl).searchParams.get('cursor') ?? undefined) : undefined
-    return { pets: parseJson(data) as Pet[], nextCursor }
+  // Runs one request through the transport and turns its answer into a result or an AnimalStoreError.
+  function call<T>(
+    callOptions: CallOptions,
+    idempotencyKey: string | undefined,
+    perform: (init: { headers: Record<string, string>; fetch: (request: Request) => Promise<Response> }) => Promise<TextResult>,
+    parse: (text: string, response: Response) => T,
+  ): ApiPromise<T> {
+    const context: CallContext = { requestId: callOptions.requestId ?? crypto.randomUUID(), idempotencyKey }
+    const headers: Record<string, string> = { 'x-request-id': context.requestId }
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey
+    const run = async (): Promise<WithResponse<T>> => {
+      const { data, error, response } = await perform({
+        headers,
+        fetch: (request) => send(request, transport, callOptions, context),
+      })
+      if (data === undefined) throw new AnimalStoreError(response, error, context)
+      return { data: parse(data, response), response, requestId: response.headers.get('x-request-id') ?? context.requestId }
+    }
+    return apiPromise(run())
+  }
+
+  function listPets(query: ListQuery = {}, callOptions: CallOptions = {}): ApiPromise<PetPage> {
+    return call(
+      callOptions,
+      undefined,
+      (init) => client.GET('/pets', { params: { query }, parseAs: 'text', ...init }),
+      (text, response) => {
+        const next = LinkHeader.parse(response.headers.get('link') ?? '').rel('next')[0]
+        const nextCursor = next ? (new URL(next.uri, options.baseUrl).searchParams.get('cursor') ?? undefined) : undefined
+        return { pets: parseJson(text) as Pet[], nextCursor }
+      },
+    )
+  }
+
+  async function* pages(query: PetsQuery = {}, callOptions: CallOptions = {}): AsyncGenerator<PetPage, void, undefined> {
+    let cursor = query.cursor
+    do {
+      const page = await listPets({ ...query, limit: query.limit ?? DEFAULT_ITERATION_LIMIT, cursor }, callOptions)
+      yield page
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
   }
 
   return {
     listPets,
-    async *pets(query = {}) {
-      let page = await listPets(query)
-      yield* page.pets
-      while (page.nextCursor !== undefined) {
-        page = await listPets({ ...query, cursor: page.nextCursor })
-        yield* page.pets
-      }
+    pages,
+    async *pets(query = {}, callOptions = {}) {
+      for await (const page of pages(query, callOptions)) yield* page.pets
     },
-    async createPet(pet, createOptions = {}) {
-      const { data, error, response } = await client.POST('/pets', {
-        body: pet,
-        headers: { 'idempotency-key': createOptions.idempotencyKey ?? crypto.randomUUID() },
-        parseAs: 'text',
-      })
-      if (data === undefined) throw new AnimalStoreError(response, error)
-      return parseJson(data) as Pet
+    createPet(pet, createOptions = {}) {
+      return call(
+        createOptions,
+        createOptions.idempotencyKey ?? crypto.randomUUID(),
+        (init) => client.POST('/pets', { body: pet, parseAs: 'text', ...init }),
+        (text) => parseJson(text) as Pet,
+      )
     },
-    async getPet(petId) {
-      const { data, error, response } = await client.GET('/pets/{petId}', { params: { path: { petId } }, parseAs: 'text' })
-      if (data === undefined) throw new AnimalStoreError(response, error)
-      return parseJson(data) as Pet
+    getPet(petId, callOptions = {}) {
+      return call(
+        callOptions,
+        undefined,
+        (init) => client.GET('/pets/{petId}', { params: { path: { petId } }, parseAs: 'text', ...init }),
+        (text) => parseJson(text) as Pet,
+      )
     },
-  }
-}
-
-/** The body of an error response, parsed when it is JSON (a clone: the response stays readable). */
-async function errorBody(response: Response): Promise<unknown> {
-  const text = await response.clone().text()
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
   }
 }

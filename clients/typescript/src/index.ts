@@ -1,15 +1,28 @@
-// The package's public surface: the client, its error class and the types generated from openapi.json.
+// The package's public surface: the client, its errors and the types generated from openapi.json.
 export {
   type AnimalStoreClient,
+  type ApiPromise,
   type ClientOptions,
   type CreateOptions,
   createClient,
+  DEFAULT_ITERATION_LIMIT,
   type ListQuery,
   type NewPet,
   type Pet,
   type PetPage,
   type PetStatus,
-  type RetryEvent,
+  type PetsQuery,
+  type WithResponse,
 } from './client.js'
-export { AnimalStoreError, type ErrorBody, type ErrorCode, type ErrorDetail } from './errors.js'
+export {
+  AnimalStoreError,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorDetail,
+  type InvalidRequestError,
+  NetworkError,
+  type OtherAnimalStoreError,
+  TimeoutError,
+} from './errors.js'
 export type { components, operations, paths } from './generated/schema.js'
+export type { CallOptions, RetryEvent } from './transport.js'

@@ -65,7 +65,6 @@ export interface components {
             categoryId: bigint;
             /**
              * @description Availability status (PetStatus); `available` when omitted.
-             * @default available
              * @enum {string}
              */
             status?: "available" | "pending" | "sold";
@@ -264,7 +263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable (`service_unavailable`); retry later. */
+            /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
@@ -277,6 +276,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -316,6 +317,8 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` (no animal was added); absent otherwise. */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -506,7 +509,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable (`service_unavailable`); retry later. */
+            /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
@@ -519,6 +522,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -731,7 +736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable (`service_unavailable`); retry later. */
+            /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
@@ -744,6 +749,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
+                    "Retry-After"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */

@@ -195,7 +195,7 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'PUBLIC_URL',
     default: '(none)',
     meaning:
-      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, `\"`, `<` or `>`; host in lower case). Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
   },
   {
     name: 'CORS_ORIGINS',
@@ -426,6 +426,10 @@ function parseLogLevel(value: string | undefined): LogLevel {
   return level
 }
 
+// The URL goes verbatim into `Location`, `Link` and the OpenAPI `servers`, so it must already be
+// in the WHATWG parser's normal form: the parser silently drops CR, LF and TAB and percent-encodes
+// `"<>` and spaces, so a value it would change (or one with credentials, published in the document)
+// is refused rather than used raw.
 function parsePublicUrl(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined
   const trimmed = value.replace(/\/+$/, '')
@@ -433,8 +437,21 @@ function parsePublicUrl(value: string | undefined): string | undefined {
   try {
     url = new URL(trimmed)
   } catch {}
-  if (!url || !/^https?:$/.test(url.protocol) || !trimmed.endsWith('/v1') || url.search || url.hash) {
-    throw new ConfigError('PUBLIC_URL', 'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1.')
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.hostname === '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.href.replace(/\/$/, '') !== trimmed ||
+    !trimmed.endsWith('/v1') ||
+    url.search ||
+    url.hash
+  ) {
+    throw new ConfigError(
+      'PUBLIC_URL',
+      'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1, in normal form: no user or password, no spaces, control characters, quotes or angle brackets, host in lower case.',
+    )
   }
   return trimmed
 }

@@ -47,6 +47,12 @@ describe('configuration (loadConfig)', () => {
     assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
   })
 
+  for (const url of ['http://localhost:8080/api/v1', 'http://[::1]:8080/v1', 'https://api.example.com/a%20b/v1']) {
+    it(`accepts PUBLIC_URL=${url}, already in normal form, as given`, () => {
+      assert.equal(loadConfig({ PUBLIC_URL: url }, '/w').publicUrl, url)
+    })
+  }
+
   it('resolves a relative SQLite path against the working directory and keeps :memory:', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:db/x.db' }, '/w').database, { dialect: 'sqlite', path: '/w/db/x.db' })
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }, '/w').database, { dialect: 'sqlite', path: ':memory:' })
@@ -68,6 +74,18 @@ describe('configuration (loadConfig)', () => {
     ['PUBLIC_URL', 'https://example.com/v2'],
     ['PUBLIC_URL', 'not a url'],
     ['PUBLIC_URL', 'https://example.com/v1?x=1'],
+    ['PUBLIC_URL', 'https://api.example.com/x\r\nSet-Cookie: a=b/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a\tb/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a\u0000/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/"x"/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/<x>/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a b/v1'],
+    ['PUBLIC_URL', 'https://user:pass@api.example.com/v1'],
+    ['PUBLIC_URL', 'https://user@api.example.com/v1'],
+    ['PUBLIC_URL', 'https://API.example.com/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a/../v1'],
+    ['PUBLIC_URL', 'http:///v1'],
+    ['PUBLIC_URL', 'file:///v1'],
     ['CORS_ORIGINS', 'app.example.com'],
     ['CORS_ORIGINS', 'https://app.example.com/'],
     ['CORS_ORIGINS', 'https://app.example.com/app'],

@@ -131,10 +131,10 @@ describeEachDatabase('POST /v1/pets with Idempotency-Key', (database) => {
       assert.equal(replay.text, first.text, 'K1 keeps its records when the list is reordered')
       const rotated = await serverWith([k2])
       const own = await create(rotated, { name: 'made by K2', categoryId: 5 }, key, k2)
-      assert.equal(own.status, 201, 'K2 in K1\'s old place does not inherit its records')
+      assert.equal(own.status, 201, "K2 in K1's old place does not inherit its records")
       assert.notEqual(own.json.id, first.json.id)
       const copy = await create(rotated, { name: 'made by K1', categoryId: 1 }, key, k2)
-      assert.equal(copy.status, 422, 'K2 is held to its own request, not replayed K1\'s')
+      assert.equal(copy.status, 422, "K2 is held to its own request, not replayed K1's")
       assert.equal(await petsNamed(rotated, 'made by K1'), 1)
     } finally {
       for (const each of started) await each.close()

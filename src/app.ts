@@ -30,7 +30,10 @@ import type { Store } from './store/index.js'
  * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins'>
+  config: Pick<
+    Config,
+    'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins' | 'trustProxy'
+  >
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   cursorKey: Buffer
@@ -57,6 +60,9 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
       connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
       ...PROTOCOL_SERVER_OPTIONS,
     },
+    // `request.ip` (the log line's `client`, the auth-failure limit's address) is the client named by
+    // X-Forwarded-For only when the connection comes from a proxy listed in TRUST_PROXY.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     genReqId: (request) => requestIdFrom(request.headers['x-request-id']) ?? randomUUID(),
     // A URL the router cannot even decode still needs a key first: 401 before the 400.
     frameworkErrors: (error, request, reply) => {

@@ -2,6 +2,7 @@
 // defaulted, and frozen; a bad value names the variable. CONFIGURATION_VARIABLES documents each one
 // (the README's table and `--help` are generated from it).
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { isStrongEnough, MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
@@ -38,6 +39,11 @@ export interface Config {
   readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /**
+   * TRUST_PROXY: addresses and CIDR ranges (or `loopback`, `linklocal`, `uniquelocal`) of proxies whose
+   * `X-Forwarded-For` names the client; empty = the socket's peer is the client.
+   */
+  readonly trustProxy: readonly string[]
   /** CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call the API; empty = CORS off. */
   readonly corsOrigins: readonly string[]
 }
@@ -85,8 +91,8 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
  * Default AUTH_FAILURES_PER_MINUTE: 60,000 requests without a valid key per client address per
  * minute (1,000/s), the same budget a key gets: far above a client being set up or having its key
  * rotated (and above test suites that send thousands of bad requests), low enough that one address
- * cannot keep a process hashing and refusing keys at full speed. Behind a balancer every client
- * shares its address: raise it there, or 0 for no limit.
+ * cannot keep a process hashing and refusing keys at full speed. Behind a balancer, set TRUST_PROXY
+ * so that each client is counted by its own address rather than the balancer's.
  */
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60_000
 
@@ -195,7 +201,13 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'PUBLIC_URL',
     default: '(none)',
     meaning:
-      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, `\"`, `<` or `>`; host in lower case). Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, `"`, `<` or `>`; host in lower case). Written into the OpenAPI `servers` list and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: '(none)',
+    meaning:
+      "Comma-separated addresses or CIDR ranges of the balancers in front of the service, e.g. `10.0.0.5,172.16.0.0/12` (also `loopback`, `linklocal`, `uniquelocal`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the right-most one not itself trusted): that address is the log line's `client` and what `AUTH_FAILURES_PER_MINUTE` counts. Unset: `X-Forwarded-For` is ignored and the client is the connection's peer, so behind a balancer every client shares its address. Never list addresses the public can connect from: a trusted `X-Forwarded-For` can name any address.",
   },
   {
     name: 'CORS_ORIGINS',
@@ -276,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       0,
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
+    trustProxy: Object.freeze(parseTrustProxy(env.TRUST_PROXY)),
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
   })
 }
@@ -454,6 +467,31 @@ function parsePublicUrl(value: string | undefined): string | undefined {
     )
   }
   return trimmed
+}
+
+// The forms Fastify's `trustProxy` (proxy-addr) accepts, checked here so that a typo stops start-up
+// naming the variable instead of failing inside the framework: an IPv4 or IPv6 address, one with a
+// `/prefix` in range, or one of proxy-addr's named ranges.
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+function parseTrustProxy(value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  entries.forEach((entry, index) => {
+    if (NAMED_PROXY_RANGES.has(entry)) return
+    const [address = '', prefix, extra] = entry.split('/')
+    const version = isIP(address)
+    const bits = version === 4 ? 32 : 128
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)
+    if (version === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `entry ${index + 1} is not an address or CIDR range: each must be an IP address, ADDRESS/PREFIX (such as 10.0.0.0/8), loopback, linklocal or uniquelocal, separated by commas.`,
+      )
+    }
+  })
+  return entries
 }
 
 // Exact origins as a browser sends them in `Origin` (RFC 6454 §6.1): scheme, host and an optional

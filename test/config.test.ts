@@ -47,6 +47,16 @@ describe('configuration (loadConfig)', () => {
     assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
   })
 
+  it('reads TRUST_PROXY as a list of addresses, CIDR ranges and named ranges; unset trusts no proxy', () => {
+    assert.deepEqual(loadConfig({}, '/w').trustProxy, [])
+    assert.deepEqual(loadConfig({ TRUST_PROXY: ' 127.0.0.1, 10.0.0.0/8,fd00::/8 ,uniquelocal,' }, '/w').trustProxy, [
+      '127.0.0.1',
+      '10.0.0.0/8',
+      'fd00::/8',
+      'uniquelocal',
+    ])
+  })
+
   for (const url of ['http://localhost:8080/api/v1', 'http://[::1]:8080/v1', 'https://api.example.com/a%20b/v1']) {
     it(`accepts PUBLIC_URL=${url}, already in normal form, as given`, () => {
       assert.equal(loadConfig({ PUBLIC_URL: url }, '/w').publicUrl, url)
@@ -86,6 +96,11 @@ describe('configuration (loadConfig)', () => {
     ['PUBLIC_URL', 'https://api.example.com/a/../v1'],
     ['PUBLIC_URL', 'http:///v1'],
     ['PUBLIC_URL', 'file:///v1'],
+    ['TRUST_PROXY', 'nginx'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.1,::1/129'],
+    ['TRUST_PROXY', '10.0.0.0/8/8'],
+    ['TRUST_PROXY', '10.0.0.0/'],
     ['CORS_ORIGINS', 'app.example.com'],
     ['CORS_ORIGINS', 'https://app.example.com/'],
     ['CORS_ORIGINS', 'https://app.example.com/app'],

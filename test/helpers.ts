@@ -92,6 +92,8 @@ export interface ServerOptions {
   /** AUTH_FAILURES_PER_MINUTE and MAX_CONNECTIONS; the production defaults unless given. */
   authFailuresPerMinute?: number
   maxConnections?: number
+  /** TRUST_PROXY; none (X-Forwarded-For ignored) unless given. */
+  trustProxy?: string[]
   /** CORS_ORIGINS; none (CORS off) unless given. */
   corsOrigins?: string[]
   /** LOG_LEVEL of the captured log; `info` unless given. */
@@ -124,6 +126,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       authFailuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       corsOrigins: options.corsOrigins ?? [],
+      trustProxy: options.trustProxy ?? [],
     },
     store,
     keys,

@@ -20,6 +20,7 @@ export async function renderOpenApi(): Promise<string> {
       authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
       corsOrigins: [],
+      trustProxy: [],
     },
     store,
     keys,

@@ -32,7 +32,13 @@ import type { Store } from './store/index.js'
 export interface AppDependencies {
   config: Pick<
     Config,
-    'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins' | 'trustProxy'
+    | 'publicUrl'
+    | 'rateLimitPerMinute'
+    | 'authFailuresPerMinute'
+    | 'maxConnections'
+    | 'corsOrigins'
+    | 'trustProxy'
+    | 'idempotencyRecordsPerKey'
   >
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
@@ -104,7 +110,12 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, linkBase)
-  await app.register(petRoutes, { pets: store.pets, linkBase, cursors })
+  await app.register(petRoutes, {
+    pets: store.pets,
+    linkBase,
+    cursors,
+    idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
+  })
   await app.register(healthRoutes, { ping: () => store.ping() })
   await app.register(import('./http/docs-page.js'))
   return app

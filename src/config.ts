@@ -39,6 +39,8 @@ export interface Config {
   readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /** Idempotency-Key records (each kept 24 h) one API key may hold, across the fleet. */
+  readonly idempotencyRecordsPerKey: number
   /**
    * TRUST_PROXY: addresses and CIDR ranges (or `loopback`, `linklocal`, `uniquelocal`) of proxies whose
    * `X-Forwarded-For` names the client; empty = the socket's peer is the client.
@@ -102,6 +104,15 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60_000
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 const MAX_MAX_CONNECTIONS = 1_000_000
+
+/**
+ * Default IDEMPOTENCY_RECORDS_PER_KEY: 10,000 records kept 24 h, a create with an Idempotency-Key
+ * every 8.6 s around the clock, per key. It bounds one key's records to about 3–23 MB (314 B to
+ * 2.3 KB each, docs/security.md) instead of the tens of GB a day the rate limit alone allows, and
+ * keeps the count each new record costs (the key's records, on an index, up to this limit) near 1 ms.
+ */
+export const DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY = 10_000
+const MAX_IDEMPOTENCY_RECORDS_PER_KEY = 10_000_000
 
 /**
  * Default METRICS_PORT: 9464, the port commonly used for Prometheus exporters (OpenTelemetry's
@@ -168,6 +179,11 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'RATE_LIMIT_PER_MINUTE',
     default: `${DEFAULT_RATE_LIMIT_PER_MINUTE}`,
     meaning: 'Requests per API key per minute, per process (0 = off). See "Rate limits" below.',
+  },
+  {
+    name: 'IDEMPOTENCY_RECORDS_PER_KEY',
+    default: `${DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY}`,
+    meaning: `Idempotency-Key records one API key may hold, 1–${MAX_IDEMPOTENCY_RECORDS_PER_KEY}, counted in the database (so across instances and workers). Each is kept 24 h and takes 0.3–2.3 KB. A create with a new Idempotency-Key past it gets 429 \`idempotency_key_limit_reached\` (nothing is created; retries of stored keys are still answered); expired records are deleted in the background every minute. Raise it for a client that sends more than one such create every 8.6 s on average.`,
   },
   {
     name: 'AUTH_FAILURES_PER_MINUTE',
@@ -289,6 +305,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
     trustProxy: Object.freeze(parseTrustProxy(env.TRUST_PROXY)),
+    idempotencyRecordsPerKey: parseInteger(
+      env.IDEMPOTENCY_RECORDS_PER_KEY,
+      'IDEMPOTENCY_RECORDS_PER_KEY',
+      DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
+      1,
+      MAX_IDEMPOTENCY_RECORDS_PER_KEY,
+    ),
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
   })
 }

@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
 import {
   DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   type LogLevel,
@@ -92,6 +93,8 @@ export interface ServerOptions {
   /** AUTH_FAILURES_PER_MINUTE and MAX_CONNECTIONS; the production defaults unless given. */
   authFailuresPerMinute?: number
   maxConnections?: number
+  /** IDEMPOTENCY_RECORDS_PER_KEY; the production default unless given. */
+  idempotencyRecordsPerKey?: number
   /** TRUST_PROXY; none (X-Forwarded-For ignored) unless given. */
   trustProxy?: string[]
   /** CORS_ORIGINS; none (CORS off) unless given. */
@@ -127,6 +130,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       corsOrigins: options.corsOrigins ?? [],
       trustProxy: options.trustProxy ?? [],
+      idempotencyRecordsPerKey: options.idempotencyRecordsPerKey ?? DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
     },
     store,
     keys,

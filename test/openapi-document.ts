@@ -2,7 +2,12 @@
 // SQLite store), formatted as committed in openapi.json.
 import { pino } from 'pino'
 import { buildApp } from '../src/app.js'
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, DEFAULT_MAX_CONNECTIONS, DEFAULT_RATE_LIMIT_PER_MINUTE } from '../src/config.js'
+import {
+  DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_RATE_LIMIT_PER_MINUTE,
+} from '../src/config.js'
 import { createKeyVerifier } from '../src/http/auth.js'
 import { openApiText } from '../src/http/openapi.js'
 import { openStore } from '../src/store/index.js'
@@ -21,6 +26,7 @@ export async function renderOpenApi(): Promise<string> {
       maxConnections: DEFAULT_MAX_CONNECTIONS,
       corsOrigins: [],
       trustProxy: [],
+      idempotencyRecordsPerKey: DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
     },
     store,
     keys,

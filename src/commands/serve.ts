@@ -8,9 +8,11 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { createKeyVerifier } from '../http/auth.js'
+import { IDEMPOTENCY_KEY_TTL_MS } from '../http/idempotency.js'
 import { createMetricsRegistry } from '../http/metrics.js'
 import { type MetricsServer, registrySource } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
+import { startIdempotencySweeper } from '../store/idempotency-sweeper.js'
 import { openStore, type Store } from '../store/index.js'
 import { shareMetricsWithPrimary, startCluster } from './cluster.js'
 import { createFirstKeyIfNone } from './keys.js'
@@ -65,8 +67,12 @@ async function runServer(
     const cursorKey = await store.loadCursorKey()
     const app = await buildApp({ config, store, keys, cursorKey, logger, metrics: registry && { registry } })
     let metricsServer: MetricsServer | undefined
+    const sweeper = startIdempotencySweeper(store.pets, {
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+      onError: (error) => logger.warn({ err: error }, 'deleting expired Idempotency-Key records failed; trying again later'),
+    })
     closeApp = async () => {
-      await Promise.all([app.close(), metricsServer?.close()])
+      await Promise.all([app.close(), metricsServer?.close(), sweeper.stop()])
       keys.close()
     }
     if (registry && !isWorker) {

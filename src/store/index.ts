@@ -75,6 +75,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
       listPets: guard(pets.listPets),
       findPet: guard(pets.findPet),
       insertPetOnce: guard(pets.insertPetOnce),
+      deleteExpiredIdempotencyRecords: guard(pets.deleteExpiredIdempotencyRecords),
     },
     apiKeys: {
       insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),

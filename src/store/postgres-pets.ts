@@ -15,6 +15,7 @@ import {
   type ListVariant,
   listPetsSql,
   listPetsVariant,
+  overRecordLimit,
   type PetDraft,
   type PetStore,
   type SqlDialect,
@@ -44,7 +45,7 @@ export function idempotencyLock(scope: string, key: string): string {
  * expired records, commit.
  */
 async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
-  const { scope, key, fingerprint, now, expiredBefore } = once
+  const { scope, key, fingerprint, now, expiredBefore, maxRecords } = once
   const client = await pool.connect()
   let release: (error?: Error) => void = () => client.release()
   try {
@@ -69,6 +70,15 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       })
       await client.query('rollback')
       return claimedOutcome(found.rows[0], fingerprint)
+    }
+    const held = await client.query<{ records: string }>({
+      name: 'count_idempotency_keys',
+      text: IDEMPOTENCY.count,
+      values: [scope, maxRecords + 1],
+    })
+    if (overRecordLimit(held.rows[0]?.records, maxRecords)) {
+      await client.query('rollback')
+      return { outcome: 'limit_reached' }
     }
     const inserted = await client.query<{ id: string }>({
       name: 'insert_pet',
@@ -111,5 +121,10 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
     },
     findPet: async (id) => (await pool.query<Pet>({ name: 'find_pet', text: FIND_PET, values: [String(id)] })).rows[0],
     insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
+    // One bounded statement in its own transaction; `for update skip locked` leaves rows that
+    // instances sweeping at the same time, or a create taking over an expired key, hold.
+    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
+      (await pool.query({ name: 'sweep_idempotency_keys', text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ??
+      0,
   }
 }

@@ -16,6 +16,8 @@ const path = (workerData as { path: string }).path
 interface Inserters {
   insertPet(draft: PetDraft): Promise<string>
   insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
+  /** A batch of expired idempotency records, deleted at once (between group commits). */
+  sweep(expiredBefore: number, limit: number): number
 }
 
 // Opened and prepared on the first create, and again after a failure (the table may not exist yet,
@@ -31,6 +33,7 @@ function prepareInserters(): Inserters {
         (draft) => writes.insertOne(draft).id,
       ),
       insertPetOnce: groupCommit(writes.insertOnceBatch, writes.insertOnce),
+      sweep: writes.sweep,
     }
   } catch (error) {
     database.close()
@@ -43,9 +46,13 @@ port.on('message', (request: WriterRequest) => {
   try {
     inserters ??= prepareInserters()
     done =
-      request.once === undefined
-        ? inserters.insertPet(request.draft).then((id) => ({ seq: request.seq, id }))
-        : inserters.insertPetOnce({ draft: request.draft, once: request.once }).then((outcome) => ({ seq: request.seq, outcome }))
+      'sweep' in request
+        ? Promise.resolve({ seq: request.seq, deleted: inserters.sweep(request.sweep.expiredBefore, request.sweep.limit) })
+        : request.once === undefined
+          ? inserters.insertPet(request.draft).then((id) => ({ seq: request.seq, id }))
+          : inserters
+              .insertPetOnce({ draft: request.draft, once: request.once })
+              .then((outcome) => ({ seq: request.seq, outcome }))
   } catch (error) {
     done = Promise.reject(error)
   }

@@ -69,14 +69,13 @@ const COMPRESSORS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
  */
 function encodedAssets(): (asset: Asset, acceptEncoding: string | undefined) => Promise<[Buffer, Encoding | undefined]> {
   const negotiator = new Negotiator({ supportedValues: ENCODINGS, cache: new Map() })
-  const stored = new Map<Asset, Map<Encoding, Promise<Buffer>>>()
+  const stored = new Map<string, Promise<Buffer>>() // by `${content hash} ${encoding}`
   return async (asset, acceptEncoding) => {
     const encoding = compressible(asset) ? (negotiator.negotiate(acceptEncoding ?? '') as Encoding | null) : null
     if (!encoding) return [asset.body, undefined]
-    let forms = stored.get(asset)
-    if (!forms) stored.set(asset, (forms = new Map()))
-    let body = forms.get(encoding)
-    if (!body) forms.set(encoding, (body = COMPRESSORS[encoding](asset.body)))
+    const id = `${asset.hash} ${encoding}`
+    const body = stored.get(id) ?? COMPRESSORS[encoding](asset.body)
+    stored.set(id, body)
     return [await body, encoding]
   }
 }

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
 import { registerCompression } from './http/compression.js'
+import { capConnections } from './http/connection-cap.js'
 import { registerCors } from './http/cors.js'
 import { createCursorCodec } from './http/cursor.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
@@ -85,9 +86,10 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
     routerOptions: { maxParamLength: 500 },
   })
   installProtocolHandling(app)
-  // Past this many open connections Node closes a new one at once: a flood of idle sockets cannot
-  // exhaust file descriptors or memory.
-  app.server.maxConnections = config.maxConnections
+  // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
+  // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
+  // lock keyed clients out.
+  capConnections(app.server, config.maxConnections)
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
   const cursors = createCursorCodec(cursorKey)

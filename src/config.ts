@@ -194,7 +194,7 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
   {
     name: 'MAX_CONNECTIONS',
     default: `${DEFAULT_MAX_CONNECTIONS}`,
-    meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}; a connection past it is closed at once (Node's \`server.maxConnections\`).`,
+    meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}. A new connection past it closes the connection idle longest (between requests, or not yet sent a request), so idle sockets cannot lock clients out; only when every connection has a request in progress is the new one closed at once.`,
   },
   {
     name: 'METRICS_ENABLED',

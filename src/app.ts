@@ -20,6 +20,7 @@ import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/protoco
 import { createAuthFailureLimiter, createRateLimiter } from './http/rate-limit.js'
 import { requestIdFrom } from './http/request-id.js'
 import { installRequestPipeline } from './http/request-pipeline.js'
+import { installShutdownState } from './http/shutdown.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
@@ -86,6 +87,7 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
     routerOptions: { maxParamLength: 500 },
   })
   installProtocolHandling(app)
+  installShutdownState(app)
   // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
   // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
   // lock keyed clients out.

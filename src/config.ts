@@ -39,6 +39,8 @@ export interface Config {
   readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /** SHUTDOWN_DRAIN_MS: how long (ms) a SIGTERM keeps serving with /readyz at 503 before closing. */
+  readonly shutdownDrainMs: number
   /** Idempotency-Key records (each kept 24 h) one API key may hold, across the fleet. */
   readonly idempotencyRecordsPerKey: number
   /**
@@ -104,6 +106,14 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60_000
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 const MAX_MAX_CONNECTIONS = 1_000_000
+
+/**
+ * Default SHUTDOWN_DRAIN_MS: none, for a process run by hand (Ctrl-C, or SIGTERM with nothing in
+ * front). The container image sets 5000: enough for a balancer polling /readyz every 1–2 s to see
+ * two failures and stop sending. Capped so a typo cannot hold a shutdown for long.
+ */
+export const DEFAULT_SHUTDOWN_DRAIN_MS = 0
+const MAX_SHUTDOWN_DRAIN_MS = 120_000
 
 /**
  * Default IDEMPOTENCY_RECORDS_PER_KEY: 10,000 records kept 24 h, a create with an Idempotency-Key
@@ -195,6 +205,11 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'MAX_CONNECTIONS',
     default: `${DEFAULT_MAX_CONNECTIONS}`,
     meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}. A new connection past it closes the connection idle longest (between requests, or not yet sent a request), so idle sockets cannot lock clients out; only when every connection has a request in progress is the new one closed at once.`,
+  },
+  {
+    name: 'SHUTDOWN_DRAIN_MS',
+    default: `${DEFAULT_SHUTDOWN_DRAIN_MS}`,
+    meaning: `On SIGTERM, how long (ms, 0–${MAX_SHUTDOWN_DRAIN_MS}) to keep serving with \`/readyz\` answering 503 before closing, so balancers stop sending first; then connections are closed gracefully (see docs/deploying.md). The container image sets \`5000\`. SIGINT (Ctrl-C) does not wait.`,
   },
   {
     name: 'METRICS_ENABLED',
@@ -305,6 +320,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
     trustProxy: Object.freeze(parseTrustProxy(env.TRUST_PROXY)),
+    shutdownDrainMs: parseInteger(
+      env.SHUTDOWN_DRAIN_MS,
+      'SHUTDOWN_DRAIN_MS',
+      DEFAULT_SHUTDOWN_DRAIN_MS,
+      0,
+      MAX_SHUTDOWN_DRAIN_MS,
+    ),
     idempotencyRecordsPerKey: parseInteger(
       env.IDEMPOTENCY_RECORDS_PER_KEY,
       'IDEMPOTENCY_RECORDS_PER_KEY',

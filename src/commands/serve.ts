@@ -11,6 +11,7 @@ import { createKeyVerifier } from '../http/auth.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/idempotency.js'
 import { createMetricsRegistry } from '../http/metrics.js'
 import { type MetricsServer, registrySource } from '../http/metrics-server.js'
+import { drain } from '../http/shutdown.js'
 import { createLogger } from '../logger.js'
 import { startIdempotencySweeper } from '../store/idempotency-sweeper.js'
 import { openStore, type Store } from '../store/index.js'
@@ -18,7 +19,7 @@ import { shareMetricsWithPrimary, startCluster } from './cluster.js'
 import { createFirstKeyIfNone } from './keys.js'
 import { startMetricsListener } from './metrics-listener.js'
 
-/** How long (ms) a graceful close may take before the process is ended anyway. */
+/** How long (ms) a graceful close may take, after SHUTDOWN_DRAIN_MS, before the process is ended anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000
 
 /**
@@ -35,7 +36,7 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     out.write(key ? firstKeyBanner(key, localBase(config)) : KEY_HINT)
   }
   if (config.workers > 1 && cluster.isPrimary) {
-    const { address, port, metrics } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
+    const { address, port, metrics } = await startCluster(config, config.shutdownDrainMs + SHUTDOWN_GRACE_MS, prepare)
     if (metrics) out.write(metricsLine(metrics))
     out.write(listeningLine(address, port, config.workers))
     return
@@ -79,9 +80,12 @@ async function runServer(
       metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
     }
     await app.listen({ port: config.port, host: config.host })
-    closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
+    closeWithGrace({ delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
+      // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
+      const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0
       if (err) logger.error({ err }, 'closing after an unexpected error')
-      else logger.info({ signal }, 'closing: finishing in-flight requests')
+      else logger.info({ signal, drainMs }, 'closing: finishing in-flight requests')
+      await drain(app, drainMs)
       await closeApp()
       await store.close()
     })

@@ -54,13 +54,9 @@ export function installRequestPipeline(
     if (route.url.startsWith(API_PREFIX))
       route.config = { ...route.config, headers: { ...API_HEADERS, ...route.config?.headers } }
   })
-  // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
-  // kept-alive socket would otherwise hold the close open until the grace period kills the process.
-  let closing = false
-  app.addHook('preClose', (done) => {
-    closing = true
-    done()
-  })
+  // Once closing (shutdown.ts), every response asks its keep-alive client to reconnect (elsewhere):
+  // an idle kept-alive socket would otherwise hold the close open until the grace period kills the process.
+  const shutdown = app.shutdown
 
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
     request.apiKey = identity
@@ -106,7 +102,7 @@ export function installRequestPipeline(
   // (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
-    if (closing || hasUnreadBody(request)) reply.header('connection', 'close')
+    if (shutdown.closing || hasUnreadBody(request)) reply.header('connection', 'close')
     done(null, payload)
   })
 

@@ -29,7 +29,7 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
 
   const create = (name: string) => call(server, 'POST', '/v1/pets', { body: { name, categoryId: 1 } })
 
-  it('answers 503 when the disk is full, keeps serving reads, and recovers when space is freed', async () => {
+  it('answers 503 when the disk is full, turns /readyz 503, keeps serving reads, and recovers (readiness too) when space is freed', async () => {
     assert.equal((await create('before')).status, 201)
     const filler = join(mountPoint, 'filler')
     try {
@@ -44,7 +44,18 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     assert.equal(list.status, 200, 'reads still work')
     assert.equal(list.json[0].name, 'before')
 
+    const notReady = await call(server, 'GET', '/readyz', { key: null })
+    assert.equal(notReady.status, 503, '/readyz is not ready while writes are refused')
+    assert.equal(notReady.json.code, 'service_unavailable')
+
     rmSync(filler)
+    // No create in between: readiness sees the recovery by itself (a probe write, at most once a second).
+    let ready = 503
+    for (const stopAt = Date.now() + 5_000; ready !== 200 && Date.now() < stopAt; ) {
+      ready = (await call(server, 'GET', '/readyz', { key: null })).status
+      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    assert.equal(ready, 200, '/readyz is ready again once space is freed, without a create')
     const after = await create('after')
     assert.equal(after.status, 201, 'recovers once space is freed, without a restart')
     assert.equal((await call(server, 'GET', `/v1/pets/${after.json.id}`)).json.name, 'after')

@@ -39,6 +39,25 @@ export interface PetStore {
    * leaving alone rows another transaction holds; resolves to how many it deleted.
    */
   deleteExpiredIdempotencyRecords(expiredBefore: number, limit: number): Promise<number>
+  /** A real write, committed, that leaves nothing behind (probeWriteSql): readiness's probe. */
+  probeWrite(): Promise<void>
+}
+
+/**
+ * Bytes the probe write puts in its row: more than any create writes, so storage that takes the
+ * probe's commit takes a create's; the few KB a failed commit leaves allocated cannot absorb it.
+ */
+export const PROBE_WRITE_BYTES = 65_536
+
+/**
+ * The probe write, run in one transaction: `insert` (one parameter, PROBE_WRITE_BYTES of text) adds a
+ * row to service_secrets and `remove` deletes it again; the commit still writes every page touched.
+ */
+export function probeWriteSql(dialect: SqlDialect): { insert: string; remove: string } {
+  return {
+    insert: `insert into service_secrets (name, value) values ('write-probe', ${dialect.parameter(1)})`,
+    remove: `delete from service_secrets where name = 'write-probe'`,
+  }
 }
 
 /** The Idempotency-Key side of one createPet (README, "Behaviour where the specification is silent"). */

@@ -18,6 +18,8 @@ import {
   overRecordLimit,
   type PetDraft,
   type PetStore,
+  PROBE_WRITE_BYTES,
+  probeWriteSql,
   type SqlDialect,
   storedPet,
 } from './pets.js'
@@ -103,6 +105,26 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
   }
 }
 
+const PROBE = probeWriteSql(POSTGRES)
+
+/** Readiness's probe write: insert and delete a PROBE_WRITE_BYTES row in one committed transaction. */
+async function probeWrite(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect()
+  let failed: Error | undefined
+  try {
+    await client.query('begin')
+    await client.query(PROBE.insert, ['p'.repeat(PROBE_WRITE_BYTES)])
+    await client.query(PROBE.remove)
+    await client.query('commit')
+  } catch (error) {
+    failed = error instanceof Error ? error : new Error(String(error))
+    throw error
+  } finally {
+    // A connection that failed mid-transaction is discarded, not returned to the pool.
+    client.release(failed)
+  }
+}
+
 /** A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies it). */
 export function postgresPetStore(pool: pg.Pool): PetStore {
   return {
@@ -126,5 +148,6 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
       (await pool.query({ name: 'sweep_idempotency_keys', text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ??
       0,
+    probeWrite: () => probeWrite(pool),
   }
 }

@@ -35,6 +35,7 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
     insertPetOnce: writer?.insertPetOnce ?? (inline as InlineWrites).insertPetOnce,
     deleteExpiredIdempotencyRecords:
       writer?.deleteExpiredIdempotencyRecords ?? (inline as InlineWrites).deleteExpiredIdempotencyRecords,
+    probeWrite: writer?.probeWrite ?? (inline as InlineWrites).probeWrite,
     close: async () => writer?.close(),
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
@@ -55,7 +56,7 @@ function prepareReads(database: BetterSqlite3.Database) {
   }
 }
 
-type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords'>
+type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords' | 'probeWrite'>
 
 // `:memory:`: the same group-committed writes, on this connection.
 function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
@@ -76,5 +77,6 @@ function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
     insertPet,
     insertPetOnce: (draft, once) => insertOnce({ draft, once }),
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) => writes().sweep(expiredBefore, limit),
+    probeWrite: async () => writes().probe(),
   }
 }

@@ -7,11 +7,12 @@ import { type IdempotentCreate, type IdempotentOutcome, type PetDraft, type PetS
 
 /**
  * A message to the writer thread, answered with `seq`: create `draft` (under `once`'s
- * Idempotency-Key, if given), or delete a batch of expired idempotency records.
+ * Idempotency-Key, if given), delete a batch of expired idempotency records, or write readiness's probe.
  */
 export type WriterRequest =
   | { seq: number; draft: PetDraft; once?: IdempotentCreate }
   | { seq: number; sweep: { expiredBefore: number; limit: number } }
+  | { seq: number; probe: true }
 
 /**
  * The writer thread's answer: the new id (decimal text), the idempotent create's outcome, or the
@@ -24,7 +25,8 @@ export type WriterReply =
   | { seq: number; error: { message: string; code: string | undefined } }
 
 /** Creates on a writer thread; `close` stops the thread (call it once no create is under way). */
-export interface SqliteWriter extends Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords'> {
+export interface SqliteWriter
+  extends Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords' | 'probeWrite'> {
   close(): Promise<void>
 }
 
@@ -78,6 +80,9 @@ export function createSqliteWriter(path: string): SqliteWriter {
     insertPetOnce: async (draft, once) => ((await send({ draft, once })) as { outcome: IdempotentOutcome }).outcome,
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
       ((await send({ sweep: { expiredBefore, limit } })) as { deleted: number }).deleted,
+    probeWrite: async () => {
+      await send({ probe: true })
+    },
     close: async () => {
       closed = true
       const thread = worker

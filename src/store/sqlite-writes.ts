@@ -12,6 +12,8 @@ import {
   idempotencySql,
   overRecordLimit,
   type PetDraft,
+  PROBE_WRITE_BYTES,
+  probeWriteSql,
   type SqlDialect,
   storedPet,
 } from './pets.js'
@@ -35,6 +37,8 @@ export interface SqliteWrites {
   insertOnceBatch(jobs: OnceJob[]): IdempotentOutcome[]
   /** Deletes at most `limit` records created before `expiredBefore` (ms); how many it deleted. */
   sweep(expiredBefore: number, limit: number): number
+  /** The probe write (probeWriteSql), in one transaction, committed. */
+  probe(): void
 }
 
 /** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
@@ -50,6 +54,10 @@ export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
   const sweep = database.prepare(idempotency.sweep)
   const count = database.prepare(idempotency.count).pluck()
   const release = database.prepare(idempotency.release)
+  const probeSql = probeWriteSql(SQLITE)
+  const probeInsert = database.prepare(probeSql.insert)
+  const probeRemove = database.prepare(probeSql.remove)
+  const probePayload = 'p'.repeat(PROBE_WRITE_BYTES)
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.
@@ -73,5 +81,9 @@ export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
     insertOnce,
     insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
     sweep: (expiredBefore, limit) => sweep.run(expiredBefore, limit).changes,
+    probe: database.transaction(() => {
+      probeInsert.run(probePayload)
+      probeRemove.run()
+    }),
   }
 }

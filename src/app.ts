@@ -22,6 +22,7 @@ import { requestIdFrom } from './http/request-id.js'
 import { installRequestPipeline } from './http/request-pipeline.js'
 import { installShutdownState } from './http/shutdown.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
+import { createUnavailableLog } from './http/unavailable-log.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
@@ -47,10 +48,20 @@ export interface AppDependencies {
   cursorKey: Buffer
   logger: FastifyBaseLogger
   metrics?: { registry: Registry }
+  /** The interval (ms) identical 503s are counted over in the log; UNAVAILABLE_LOG_INTERVAL_MS unless given. */
+  unavailableLogIntervalMs?: number
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
-export async function buildApp({ config, store, keys, cursorKey, logger, metrics }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  store,
+  keys,
+  cursorKey,
+  logger,
+  metrics,
+  unavailableLogIntervalMs,
+}: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, written by the request pipeline, instead of Fastify's two; and no
@@ -88,6 +99,12 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
   })
   installProtocolHandling(app)
   installShutdownState(app)
+  const unavailableLog = createUnavailableLog(logger, unavailableLogIntervalMs)
+  app.decorate('unavailableLog', unavailableLog)
+  app.addHook('onClose', (_instance, done) => {
+    unavailableLog.flush()
+    done()
+  })
   // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
   // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
   // lock keyed clients out.

@@ -99,6 +99,8 @@ export interface ServerOptions {
   trustProxy?: string[]
   /** CORS_ORIGINS; none (CORS off) unless given. */
   corsOrigins?: string[]
+  /** The interval (ms) identical 503s are counted over in the log; the production one unless given. */
+  unavailableLogIntervalMs?: number
   /** LOG_LEVEL of the captured log; `info` unless given. */
   logLevel?: LogLevel
 }
@@ -137,6 +139,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     cursorKey: await store.loadCursorKey(),
     logger,
     metrics,
+    unavailableLogIntervalMs: options.unavailableLogIntervalMs,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const metricsServer =

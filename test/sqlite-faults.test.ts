@@ -10,6 +10,9 @@ import BetterSqlite3 from 'better-sqlite3'
 import { call, startServer, type TestServer, tempDir } from './helpers.js'
 
 const DISK_BYTES = 4 * 1024 * 1024
+/** The interval identical 503s are counted over in this suite's log (production: 10 s). */
+const STORM_INTERVAL_MS = 2000
+const STORM = 30
 
 describe('SQLite storage faults (real tmpfs disk)', () => {
   const dir = tempDir()
@@ -19,7 +22,10 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     mkdirSync(mountPoint)
     // Needs root (CI and the development machines run as root); fails loudly otherwise.
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES}`, 'tmpfs', mountPoint])
-    server = await startServer({ databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') } })
+    server = await startServer({
+      databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') },
+      unavailableLogIntervalMs: STORM_INTERVAL_MS,
+    })
   })
   after(async () => {
     await server?.close()
@@ -43,6 +49,23 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     const list = await call(server, 'GET', '/v1/pets?limit=1')
     assert.equal(list.status, 200, 'reads still work')
     assert.equal(list.json[0].name, 'before')
+
+    for (let i = 0; i < STORM; i++) assert.equal((await create(`storm ${i} ${'x'.repeat(200)}`)).status, 503)
+    const full = (line: string) => /SQLITE_FULL/.test(line)
+    let storm = server.logs.filter(full).map((line) => JSON.parse(line))
+    for (const stopAt = Date.now() + 3 * STORM_INTERVAL_MS; !storm.some((line) => line.count >= STORM) && Date.now() < stopAt; ) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      storm = server.logs.filter(full).map((line) => JSON.parse(line))
+    }
+    assert.ok(storm.length >= 1 && storm.length <= 2, `${STORM + 1} failed creates, ${storm.length} log lines`)
+    assert.ok(
+      storm.every((line) => line.level === 40 && line.stack === undefined && line.err === undefined),
+      'warnings without a stack',
+    )
+    assert.ok(
+      storm.some((line) => line.count >= STORM),
+      `one line counts the storm: ${storm.map((line) => line.count)}`,
+    )
 
     const notReady = await call(server, 'GET', '/readyz', { key: null })
     assert.equal(notReady.status, 503, '/readyz is not ready while writes are refused')

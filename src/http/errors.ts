@@ -9,6 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
 import { API_HEADERS } from './api-headers.js'
+import { unavailableCause } from './unavailable-log.js'
 
 /**
  * Every error code the service answers with, its HTTP status and default message. Codes are
@@ -175,10 +176,18 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
   socket.destroy()
 }
 
-/** Fastify error handler: writes the Error body; logs 5xx with their cause, never sends it. */
+/**
+ * Fastify error handler: writes the Error body; logs 5xx with their cause (the database being
+ * unavailable, counted per interval by app.unavailableLog), never sends it.
+ */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
-  if (apiError.statusCode >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
+  if (apiError.statusCode >= 500) {
+    // A database outage fails every request alike: counted, without a stack (unavailable-log.ts).
+    const unavailable = unavailableCause(error)
+    if (unavailable && request.server.unavailableLog) request.server.unavailableLog(unavailable, request)
+    else request.log.error({ reqId: request.id, err: error }, 'request failed')
+  }
   // The request id here too: an error the router raises (an undecodable URL) skips the hooks that set it.
   return reply
     .code(apiError.statusCode)

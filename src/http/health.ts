@@ -3,6 +3,7 @@
 // shutting down).
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from './errors.js'
+import { unavailableCause } from './unavailable-log.js'
 
 /**
  * Registers GET /healthz and GET /readyz. `ping` rejects when the database cannot be reached; /readyz
@@ -17,7 +18,9 @@ export async function healthRoutes(app: FastifyInstance, { ping }: { ping: () =>
     try {
       await ping()
     } catch (error) {
-      request.log.warn({ reqId: request.id, err: error }, 'readiness check failed')
+      const unavailable = unavailableCause(error)
+      if (unavailable) app.unavailableLog(unavailable, request)
+      else request.log.warn({ reqId: request.id, err: error }, 'readiness check failed')
       throw new ApiError('service_unavailable', { message: 'The database is not reachable.' })
     }
     return { status: 'ready' }

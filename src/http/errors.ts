@@ -182,7 +182,10 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
  */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
-  if (apiError.statusCode >= 500) {
+  // A 5xx a handler chose to answer, without a fault behind it (/readyz while draining, or once it
+  // logged the cause itself), is an answer, not a failure to log.
+  const deliberate = error instanceof ApiError && error.cause === undefined
+  if (apiError.statusCode >= 500 && !deliberate) {
     // A database outage fails every request alike: counted, without a stack (unavailable-log.ts).
     const unavailable = unavailableCause(error)
     if (unavailable && request.server.unavailableLog) request.server.unavailableLog(unavailable, request)

@@ -29,7 +29,9 @@ FROM ${NODE_IMAGE} AS runtime
 # default, 127.0.0.1, would not be reachable from outside the container. The same for the metrics
 # listener (METRICS_PORT 9464): reachable by a scraper on the container network, but publish it to
 # nobody else (it needs no key).
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 METRICS_HOST=0.0.0.0 DATABASE_URL=sqlite:/data/animal-store.db
+# SHUTDOWN_DRAIN_MS=5000: on SIGTERM, 5 s with /readyz at 503 (still serving) before closing, so a
+# balancer polling readiness stops sending first; the orchestrator's grace must exceed it + 10 s.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 METRICS_HOST=0.0.0.0 DATABASE_URL=sqlite:/data/animal-store.db SHUTDOWN_DRAIN_MS=5000
 WORKDIR /app
 # Application files stay owned by root: the service cannot rewrite its own code.
 # package.json is needed at run time: it declares the package an ES module ("type": "module").

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client'
 import type { Config } from './config.js'
 import { authenticate, type KeyVerifier } from './http/auth.js'
 import { registerCompression } from './http/compression.js'
+import { capConnections } from './http/connection-cap.js'
 import { registerCors } from './http/cors.js'
 import { createCursorCodec } from './http/cursor.js'
 import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
@@ -19,7 +20,9 @@ import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/protoco
 import { createAuthFailureLimiter, createRateLimiter } from './http/rate-limit.js'
 import { requestIdFrom } from './http/request-id.js'
 import { installRequestPipeline } from './http/request-pipeline.js'
+import { installShutdownState } from './http/shutdown.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
+import { createUnavailableLog } from './http/unavailable-log.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
@@ -30,17 +33,36 @@ import type { Store } from './store/index.js'
  * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
-  config: Pick<Config, 'publicUrl' | 'rateLimitPerMinute' | 'authFailuresPerMinute' | 'maxConnections' | 'corsOrigins'> &
+  config: Pick<
+    Config,
+    | 'publicUrl'
+    | 'rateLimitPerMinute'
+    | 'authFailuresPerMinute'
+    | 'maxConnections'
+    | 'corsOrigins'
+    | 'trustProxy'
+    | 'idempotencyRecordsPerKey'
+  > &
     Partial<Pick<Config, 'host' | 'port'>>
   store: Pick<Store, 'pets' | 'ping'>
   keys: KeyVerifier
   cursorKey: Buffer
   logger: FastifyBaseLogger
   metrics?: { registry: Registry }
+  /** The interval (ms) identical 503s are counted over in the log; UNAVAILABLE_LOG_INTERVAL_MS unless given. */
+  unavailableLogIntervalMs?: number
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
-export async function buildApp({ config, store, keys, cursorKey, logger, metrics }: AppDependencies): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  store,
+  keys,
+  cursorKey,
+  logger,
+  metrics,
+  unavailableLogIntervalMs,
+}: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, written by the request pipeline, instead of Fastify's two; and no
@@ -58,6 +80,9 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
       connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
       ...PROTOCOL_SERVER_OPTIONS,
     },
+    // `request.ip` (the log line's `client`, the auth-failure limit's address) is the client named by
+    // X-Forwarded-For only when the connection comes from a proxy listed in TRUST_PROXY.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     genReqId: (request) => requestIdFrom(request.headers['x-request-id']) ?? randomUUID(),
     // A URL the router cannot even decode still needs a key first: 401 before the 400.
     frameworkErrors: (error, request, reply) => {
@@ -74,9 +99,17 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
     routerOptions: { maxParamLength: 500 },
   })
   installProtocolHandling(app)
-  // Past this many open connections Node closes a new one at once: a flood of idle sockets cannot
-  // exhaust file descriptors or memory.
-  app.server.maxConnections = config.maxConnections
+  installShutdownState(app)
+  const unavailableLog = createUnavailableLog(logger, unavailableLogIntervalMs)
+  app.decorate('unavailableLog', unavailableLog)
+  app.addHook('onClose', (_instance, done) => {
+    unavailableLog.flush()
+    done()
+  })
+  // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
+  // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
+  // lock keyed clients out.
+  capConnections(app.server, config.maxConnections)
   if (metrics) observeConnections(metrics.registry, app.server, config.maxConnections)
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
@@ -100,7 +133,12 @@ export async function buildApp({ config, store, keys, cursorKey, logger, metrics
 
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, openApiServers(config))
-  await app.register(petRoutes, { pets: store.pets, linkBase, cursors })
+  await app.register(petRoutes, {
+    pets: store.pets,
+    linkBase,
+    cursors,
+    idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
+  })
   await app.register(healthRoutes, { ping: () => store.ping() })
   await app.register(import('./http/docs-page.js'))
   return app

@@ -2,6 +2,7 @@
 // defaulted, and frozen; a bad value names the variable. CONFIGURATION_VARIABLES documents each one
 // (the README's table and `--help` are generated from it).
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { isStrongEnough, MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
@@ -38,6 +39,15 @@ export interface Config {
   readonly maxConnections: number
   /** Requests per API key per minute, per process; 0 turns rate limiting off. */
   readonly rateLimitPerMinute: number
+  /** SHUTDOWN_DRAIN_MS: how long (ms) a SIGTERM keeps serving with /readyz at 503 before closing. */
+  readonly shutdownDrainMs: number
+  /** Idempotency-Key records (each kept 24 h) one API key may hold, across the fleet. */
+  readonly idempotencyRecordsPerKey: number
+  /**
+   * TRUST_PROXY: addresses and CIDR ranges (or `loopback`, `linklocal`, `uniquelocal`) of proxies whose
+   * `X-Forwarded-For` names the client; empty = the socket's peer is the client.
+   */
+  readonly trustProxy: readonly string[]
   /** CORS_ORIGINS: browser origins (`https://app.example.com`) allowed to call the API; empty = CORS off. */
   readonly corsOrigins: readonly string[]
   /** OpenTelemetry tracing (src/tracing.ts): on when an OTLP endpoint is set; undefined = off, nothing loaded. */
@@ -95,8 +105,8 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 60_000
  * Default AUTH_FAILURES_PER_MINUTE: 60,000 requests without a valid key per client address per
  * minute (1,000/s), the same budget a key gets: far above a client being set up or having its key
  * rotated (and above test suites that send thousands of bad requests), low enough that one address
- * cannot keep a process hashing and refusing keys at full speed. Behind a balancer every client
- * shares its address: raise it there, or 0 for no limit.
+ * cannot keep a process hashing and refusing keys at full speed. Behind a balancer, set TRUST_PROXY
+ * so that each client is counted by its own address rather than the balancer's.
  */
 export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60_000
 
@@ -106,6 +116,23 @@ export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 60_000
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000
 const MAX_MAX_CONNECTIONS = 1_000_000
+
+/**
+ * Default SHUTDOWN_DRAIN_MS: none, for a process run by hand (Ctrl-C, or SIGTERM with nothing in
+ * front). The container image sets 5000: enough for a balancer polling /readyz every 1–2 s to see
+ * two failures and stop sending. Capped so a typo cannot hold a shutdown for long.
+ */
+export const DEFAULT_SHUTDOWN_DRAIN_MS = 0
+const MAX_SHUTDOWN_DRAIN_MS = 120_000
+
+/**
+ * Default IDEMPOTENCY_RECORDS_PER_KEY: 10,000 records kept 24 h, a create with an Idempotency-Key
+ * every 8.6 s around the clock, per key. It bounds one key's records to about 3–23 MB (314 B to
+ * 2.3 KB each, docs/security.md) instead of the tens of GB a day the rate limit alone allows, and
+ * keeps the count each new record costs (the key's records, on an index, up to this limit) near 1 ms.
+ */
+export const DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY = 10_000
+const MAX_IDEMPOTENCY_RECORDS_PER_KEY = 10_000_000
 
 /**
  * Default METRICS_PORT: 9464, the port commonly used for Prometheus exporters (OpenTelemetry's
@@ -174,6 +201,11 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     meaning: 'Requests per API key per minute, per process (0 = off). See "Rate limits" below.',
   },
   {
+    name: 'IDEMPOTENCY_RECORDS_PER_KEY',
+    default: `${DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY}`,
+    meaning: `Idempotency-Key records one API key may hold, 1–${MAX_IDEMPOTENCY_RECORDS_PER_KEY}, counted in the database (so across instances and workers). Each is kept 24 h and takes 0.3–2.3 KB. A create with a new Idempotency-Key past it gets 429 \`idempotency_key_limit_reached\` (nothing is created; retries of stored keys are still answered); expired records are deleted in the background every minute. Raise it for a client that sends more than one such create every 8.6 s on average.`,
+  },
+  {
     name: 'AUTH_FAILURES_PER_MINUTE',
     default: `${DEFAULT_AUTH_FAILURES_PER_MINUTE}`,
     meaning:
@@ -182,7 +214,12 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
   {
     name: 'MAX_CONNECTIONS',
     default: `${DEFAULT_MAX_CONNECTIONS}`,
-    meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}; a connection past it is closed at once (Node's \`server.maxConnections\`).`,
+    meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}. A new connection past it closes the connection idle longest (between requests, or not yet sent a request), so idle sockets cannot lock clients out; only when every connection has a request in progress is the new one closed at once.`,
+  },
+  {
+    name: 'SHUTDOWN_DRAIN_MS',
+    default: `${DEFAULT_SHUTDOWN_DRAIN_MS}`,
+    meaning: `On SIGTERM, how long (ms, 0–${MAX_SHUTDOWN_DRAIN_MS}) to keep serving with \`/readyz\` answering 503 before closing, so balancers stop sending first; then connections are closed gracefully (see docs/deploying.md). The container image sets \`5000\`. SIGINT (Ctrl-C) does not wait.`,
   },
   {
     name: 'METRICS_ENABLED',
@@ -205,7 +242,13 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'PUBLIC_URL',
     default: '(none)',
     meaning:
-      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`. Written into the OpenAPI `servers` list (without it: `http://HOST:PORT/v1`, then the relative `/v1`) and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+      'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, `"`, `<` or `>`; host in lower case). Written into the OpenAPI `servers` list (without it: `http://HOST:PORT/v1`, then the relative `/v1`) and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+  },
+  {
+    name: 'TRUST_PROXY',
+    default: '(none)',
+    meaning:
+      "Comma-separated addresses or CIDR ranges of the balancers in front of the service, e.g. `10.0.0.5,172.16.0.0/12` (also `loopback`, `linklocal`, `uniquelocal`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the right-most one not itself trusted): that address is the log line's `client` and what `AUTH_FAILURES_PER_MINUTE` counts. Unset: `X-Forwarded-For` is ignored and the client is the connection's peer, so behind a balancer every client shares its address. Never list addresses the public can connect from: a trusted `X-Forwarded-For` can name any address.",
   },
   {
     name: 'CORS_ORIGINS',
@@ -307,6 +350,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       DEFAULT_RATE_LIMIT_PER_MINUTE,
       0,
       MAX_RATE_LIMIT_PER_MINUTE,
+    ),
+    trustProxy: Object.freeze(parseTrustProxy(env.TRUST_PROXY)),
+    shutdownDrainMs: parseInteger(
+      env.SHUTDOWN_DRAIN_MS,
+      'SHUTDOWN_DRAIN_MS',
+      DEFAULT_SHUTDOWN_DRAIN_MS,
+      0,
+      MAX_SHUTDOWN_DRAIN_MS,
+    ),
+    idempotencyRecordsPerKey: parseInteger(
+      env.IDEMPOTENCY_RECORDS_PER_KEY,
+      'IDEMPOTENCY_RECORDS_PER_KEY',
+      DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
+      1,
+      MAX_IDEMPOTENCY_RECORDS_PER_KEY,
     ),
     corsOrigins: Object.freeze(parseCorsOrigins(env.CORS_ORIGINS)),
     tracing: parseTracing(env),
@@ -478,6 +536,10 @@ function parseLogLevel(value: string | undefined): LogLevel {
   return level
 }
 
+// The URL goes verbatim into `Location`, `Link` and the OpenAPI `servers`, so it must already be
+// in the WHATWG parser's normal form: the parser silently drops CR, LF and TAB and percent-encodes
+// `"<>` and spaces, so a value it would change (or one with credentials, published in the document)
+// is refused rather than used raw.
 function parsePublicUrl(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined
   const trimmed = value.replace(/\/+$/, '')
@@ -485,10 +547,48 @@ function parsePublicUrl(value: string | undefined): string | undefined {
   try {
     url = new URL(trimmed)
   } catch {}
-  if (!url || !/^https?:$/.test(url.protocol) || !trimmed.endsWith('/v1') || url.search || url.hash) {
-    throw new ConfigError('PUBLIC_URL', 'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1.')
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.hostname === '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.href.replace(/\/$/, '') !== trimmed ||
+    !trimmed.endsWith('/v1') ||
+    url.search ||
+    url.hash
+  ) {
+    throw new ConfigError(
+      'PUBLIC_URL',
+      'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1, in normal form: no user or password, no spaces, control characters, quotes or angle brackets, host in lower case.',
+    )
   }
   return trimmed
+}
+
+// The forms Fastify's `trustProxy` (proxy-addr) accepts, checked here so that a typo stops start-up
+// naming the variable instead of failing inside the framework: an IPv4 or IPv6 address, one with a
+// `/prefix` in range, or one of proxy-addr's named ranges.
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+function parseTrustProxy(value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  entries.forEach((entry, index) => {
+    if (NAMED_PROXY_RANGES.has(entry)) return
+    const [address = '', prefix, extra] = entry.split('/')
+    const version = isIP(address)
+    const bits = version === 4 ? 32 : 128
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits)
+    if (version === 0 || !prefixOk || extra !== undefined) {
+      throw new ConfigError(
+        'TRUST_PROXY',
+        `entry ${index + 1} is not an address or CIDR range: each must be an IP address, ADDRESS/PREFIX (such as 10.0.0.0/8), loopback, linklocal or uniquelocal, separated by commas.`,
+      )
+    }
+  })
+  return entries
 }
 
 // Exact origins as a browser sends them in `Origin` (RFC 6454 §6.1): scheme, host and an optional

@@ -209,7 +209,7 @@ describeEachDatabase('limits on traffic without a valid key', (database) => {
     assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'a valid key from the same address is served')
   })
 
-  it('closes a connection past MAX_CONNECTIONS at once, and accepts new ones when others close', async () => {
+  it('closes a new connection past MAX_CONNECTIONS at once when every open one has a request in progress', async () => {
     const port = Number(new URL(server.origin).port)
     const open = (): Promise<Socket> =>
       new Promise((resolve, reject) => {
@@ -224,11 +224,25 @@ describeEachDatabase('limits on traffic without a valid key', (database) => {
           resolve(true)
         })
       })
+    // Each holds a keyed create whose body is still arriving: busy, not idle, so none is evicted.
+    const head = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`
     const held = [await open(), await open(), await open()]
-    const extra = await open() // the kernel accepts it; Node closes it at once
+    const started = new Promise<void>((resolve) => {
+      let seen = 0
+      const onRequest = () => {
+        if (++seen < held.length) return
+        server.app.server.off('request', onRequest)
+        resolve()
+      }
+      server.app.server.on('request', onRequest)
+    })
+    for (const socket of held) socket.write(head)
+    await started // the server has read all three heads: three requests in progress
+    const extra = await open()
+    const busy = await closedWithin(extra, 2_000)
     try {
-      assert.equal(await closedWithin(extra, 2_000), true, 'the fourth connection is closed')
-      assert.equal(await closedWithin(held[0] as Socket, 300), false, 'the first three stay open')
+      assert.equal(busy, true, 'the fourth connection is closed')
+      assert.equal(await closedWithin(held[0] as Socket, 300), false, 'the three busy ones stay open')
     } finally {
       for (const socket of held) socket.destroy()
     }

@@ -47,6 +47,22 @@ describe('configuration (loadConfig)', () => {
     assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
   })
 
+  it('reads TRUST_PROXY as a list of addresses, CIDR ranges and named ranges; unset trusts no proxy', () => {
+    assert.deepEqual(loadConfig({}, '/w').trustProxy, [])
+    assert.deepEqual(loadConfig({ TRUST_PROXY: ' 127.0.0.1, 10.0.0.0/8,fd00::/8 ,uniquelocal,' }, '/w').trustProxy, [
+      '127.0.0.1',
+      '10.0.0.0/8',
+      'fd00::/8',
+      'uniquelocal',
+    ])
+  })
+
+  for (const url of ['http://localhost:8080/api/v1', 'http://[::1]:8080/v1', 'https://api.example.com/a%20b/v1']) {
+    it(`accepts PUBLIC_URL=${url}, already in normal form, as given`, () => {
+      assert.equal(loadConfig({ PUBLIC_URL: url }, '/w').publicUrl, url)
+    })
+  }
+
   it('resolves a relative SQLite path against the working directory and keeps :memory:', () => {
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:db/x.db' }, '/w').database, { dialect: 'sqlite', path: '/w/db/x.db' })
     assert.deepEqual(loadConfig({ DATABASE_URL: 'sqlite::memory:' }, '/w').database, { dialect: 'sqlite', path: ':memory:' })
@@ -68,6 +84,23 @@ describe('configuration (loadConfig)', () => {
     ['PUBLIC_URL', 'https://example.com/v2'],
     ['PUBLIC_URL', 'not a url'],
     ['PUBLIC_URL', 'https://example.com/v1?x=1'],
+    ['PUBLIC_URL', 'https://api.example.com/x\r\nSet-Cookie: a=b/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a\tb/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a\u0000/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/"x"/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/<x>/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a b/v1'],
+    ['PUBLIC_URL', 'https://user:pass@api.example.com/v1'],
+    ['PUBLIC_URL', 'https://user@api.example.com/v1'],
+    ['PUBLIC_URL', 'https://API.example.com/v1'],
+    ['PUBLIC_URL', 'https://api.example.com/a/../v1'],
+    ['PUBLIC_URL', 'http:///v1'],
+    ['PUBLIC_URL', 'file:///v1'],
+    ['TRUST_PROXY', 'nginx'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.1,::1/129'],
+    ['TRUST_PROXY', '10.0.0.0/8/8'],
+    ['TRUST_PROXY', '10.0.0.0/'],
     ['CORS_ORIGINS', 'app.example.com'],
     ['CORS_ORIGINS', 'https://app.example.com/'],
     ['CORS_ORIGINS', 'https://app.example.com/app'],

@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.js'
 import { createKey } from '../src/commands/keys.js'
 import {
   DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   type LogLevel,
@@ -101,8 +102,14 @@ export interface ServerOptions {
   /** AUTH_FAILURES_PER_MINUTE and MAX_CONNECTIONS; the production defaults unless given. */
   authFailuresPerMinute?: number
   maxConnections?: number
+  /** IDEMPOTENCY_RECORDS_PER_KEY; the production default unless given. */
+  idempotencyRecordsPerKey?: number
+  /** TRUST_PROXY; none (X-Forwarded-For ignored) unless given. */
+  trustProxy?: string[]
   /** CORS_ORIGINS; none (CORS off) unless given. */
   corsOrigins?: string[]
+  /** The interval (ms) identical 503s are counted over in the log; the production one unless given. */
+  unavailableLogIntervalMs?: number
   /** LOG_LEVEL of the captured log; `info` unless given. */
   logLevel?: LogLevel
 }
@@ -141,12 +148,15 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       authFailuresPerMinute: options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       corsOrigins: options.corsOrigins ?? [],
+      trustProxy: options.trustProxy ?? [],
+      idempotencyRecordsPerKey: options.idempotencyRecordsPerKey ?? DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
     },
     store,
     keys,
     cursorKey: await store.loadCursorKey(),
     logger,
     metrics,
+    unavailableLogIntervalMs: options.unavailableLogIntervalMs,
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const metricsServer =

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, it } from 'node:test'
 import { sql } from 'kysely'
+import { generateApiKey } from '../src/api-keys.js'
 import { createKey } from '../src/commands/keys.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../src/http/idempotency.js'
 import { idempotencyLock } from '../src/store/postgres-pets.js'
@@ -110,6 +111,39 @@ describeEachDatabase('POST /v1/pets with Idempotency-Key', (database) => {
     assert.equal(second.status, 201)
     assert.notEqual(second.json.id, first.json.id)
     assert.equal(await petsNamed(server, 'scoped'), 2)
+  })
+
+  it('scopes API_KEYS entries by the key, not its position: reordering keeps each scope, rotating one out shares none', async () => {
+    const dir = tempDir()
+    const shared = await freshDatabase(database, dir.path)
+    const [k1, k2] = [generateApiKey().key, generateApiKey().key]
+    const started: TestServer[] = []
+    const serverWith = async (apiKeys: string[]) => {
+      const next = await startServer({ databaseConfig: shared.config, apiKeys })
+      started.push(next)
+      return next
+    }
+    try {
+      const key = randomUUID()
+      const a = await serverWith([k1, k2])
+      const first = await create(a, { name: 'made by K1', categoryId: 1 }, key, k1)
+      assert.equal(first.status, 201)
+      const reordered = await serverWith([k2, k1])
+      const replay = await create(reordered, { name: 'made by K1', categoryId: 1 }, key, k1)
+      assert.equal(replay.status, 201)
+      assert.equal(replay.text, first.text, 'K1 keeps its records when the list is reordered')
+      const rotated = await serverWith([k2])
+      const own = await create(rotated, { name: 'made by K2', categoryId: 5 }, key, k2)
+      assert.equal(own.status, 201, "K2 in K1's old place does not inherit its records")
+      assert.notEqual(own.json.id, first.json.id)
+      const copy = await create(rotated, { name: 'made by K1', categoryId: 1 }, key, k2)
+      assert.equal(copy.status, 422, "K2 is held to its own request, not replayed K1's")
+      assert.equal(await petsNamed(rotated, 'made by K1'), 1)
+    } finally {
+      for (const each of started) await each.close()
+      await shared.drop()
+      dir.remove()
+    }
   })
 
   it('replays after a restart: a new server on the same database answers the retry', async () => {

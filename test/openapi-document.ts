@@ -5,6 +5,7 @@ import { buildApp } from '../src/app.js'
 import {
   DEFAULT_AUTH_FAILURES_PER_MINUTE,
   DEFAULT_HOST,
+  DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_PORT,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
@@ -28,6 +29,8 @@ export async function renderOpenApi(): Promise<string> {
       authFailuresPerMinute: DEFAULT_AUTH_FAILURES_PER_MINUTE,
       maxConnections: DEFAULT_MAX_CONNECTIONS,
       corsOrigins: [],
+      trustProxy: [],
+      idempotencyRecordsPerKey: DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
     },
     store,
     keys,

@@ -10,6 +10,9 @@ import BetterSqlite3 from 'better-sqlite3'
 import { call, startServer, type TestServer, tempDir } from './helpers.js'
 
 const DISK_BYTES = 4 * 1024 * 1024
+/** The interval identical 503s are counted over in this suite's log (production: 10 s). */
+const STORM_INTERVAL_MS = 2000
+const STORM = 30
 
 describe('SQLite storage faults (real tmpfs disk)', () => {
   const dir = tempDir()
@@ -19,7 +22,10 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     mkdirSync(mountPoint)
     // Needs root (CI and the development machines run as root); fails loudly otherwise.
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES}`, 'tmpfs', mountPoint])
-    server = await startServer({ databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') } })
+    server = await startServer({
+      databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') },
+      unavailableLogIntervalMs: STORM_INTERVAL_MS,
+    })
   })
   after(async () => {
     await server?.close()
@@ -29,7 +35,7 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
 
   const create = (name: string) => call(server, 'POST', '/v1/pets', { body: { name, categoryId: 1 } })
 
-  it('answers 503 when the disk is full, keeps serving reads, and recovers when space is freed', async () => {
+  it('answers 503 when the disk is full, turns /readyz 503, keeps serving reads, and recovers (readiness too) when space is freed', async () => {
     assert.equal((await create('before')).status, 201)
     const filler = join(mountPoint, 'filler')
     try {
@@ -44,7 +50,35 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
     assert.equal(list.status, 200, 'reads still work')
     assert.equal(list.json[0].name, 'before')
 
+    for (let i = 0; i < STORM; i++) assert.equal((await create(`storm ${i} ${'x'.repeat(200)}`)).status, 503)
+    const full = (line: string) => /SQLITE_FULL/.test(line)
+    let storm = server.logs.filter(full).map((line) => JSON.parse(line))
+    for (const stopAt = Date.now() + 3 * STORM_INTERVAL_MS; !storm.some((line) => line.count >= STORM) && Date.now() < stopAt; ) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      storm = server.logs.filter(full).map((line) => JSON.parse(line))
+    }
+    assert.ok(storm.length >= 1 && storm.length <= 2, `${STORM + 1} failed creates, ${storm.length} log lines`)
+    assert.ok(
+      storm.every((line) => line.level === 40 && line.stack === undefined && line.err === undefined),
+      'warnings without a stack',
+    )
+    assert.ok(
+      storm.some((line) => line.count >= STORM),
+      `one line counts the storm: ${storm.map((line) => line.count)}`,
+    )
+
+    const notReady = await call(server, 'GET', '/readyz', { key: null })
+    assert.equal(notReady.status, 503, '/readyz is not ready while writes are refused')
+    assert.equal(notReady.json.code, 'service_unavailable')
+
     rmSync(filler)
+    // No create in between: readiness sees the recovery by itself (a probe write, at most once a second).
+    let ready = 503
+    for (const stopAt = Date.now() + 5_000; ready !== 200 && Date.now() < stopAt; ) {
+      ready = (await call(server, 'GET', '/readyz', { key: null })).status
+      if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    assert.equal(ready, 200, '/readyz is ready again once space is freed, without a create')
     const after = await create('after')
     assert.equal(after.status, 201, 'recovers once space is freed, without a restart')
     assert.equal((await call(server, 'GET', `/v1/pets/${after.json.id}`)).json.name, 'after')

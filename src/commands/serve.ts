@@ -8,9 +8,12 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { createKeyVerifier } from '../http/auth.js'
+import { IDEMPOTENCY_KEY_TTL_MS } from '../http/idempotency.js'
 import { createMetricsRegistry } from '../http/metrics.js'
 import { type MetricsServer, registrySource } from '../http/metrics-server.js'
+import { drain } from '../http/shutdown.js'
 import { createLogger } from '../logger.js'
+import { startIdempotencySweeper } from '../store/idempotency-sweeper.js'
 import { openStore, type Store } from '../store/index.js'
 import type { Tracing } from '../tracing.js'
 import { startCluster } from './cluster.js'
@@ -18,7 +21,7 @@ import { answerMetricsRequests } from './cluster-metrics.js'
 import { createFirstKeyIfNone } from './keys.js'
 import { startMetricsListener } from './metrics-listener.js'
 
-/** How long (ms) a graceful close may take before the process is ended anyway. */
+/** How long (ms) a graceful close may take, after SHUTDOWN_DRAIN_MS, before the process is ended anyway. */
 export const SHUTDOWN_GRACE_MS = 10_000
 
 /**
@@ -41,7 +44,7 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     if (key) out.write(firstKeyBanner(key, localBase(config)))
   }
   if (config.workers > 1 && cluster.isPrimary) {
-    const { address, port, metrics } = await startCluster(config, SHUTDOWN_GRACE_MS, prepare)
+    const { address, port, metrics } = await startCluster(config, config.shutdownDrainMs + SHUTDOWN_GRACE_MS, prepare)
     if (metrics) out.write(metricsLine(metrics))
     out.write(listeningLine(address, port, config.workers))
     return
@@ -83,17 +86,24 @@ async function runServer(
     const app = await buildApp({ config, store: { ...store, pets }, keys, cursorKey, logger, metrics: registry && { registry } })
     tracing?.nameServerSpans(app)
     let metricsServer: MetricsServer | undefined
+    const sweeper = startIdempotencySweeper(store.pets, {
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+      onError: (error) => logger.warn({ err: error }, 'deleting expired Idempotency-Key records failed; trying again later'),
+    })
     closeApp = async () => {
-      await Promise.all([app.close(), metricsServer?.close()])
+      await Promise.all([app.close(), metricsServer?.close(), sweeper.stop()])
       keys.close()
     }
     if (registry && !isWorker) {
       metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
     }
     await app.listen({ port: config.port, host: config.host })
-    closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
+    closeWithGrace({ delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
+      // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
+      const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0
       if (err) logger.error({ err }, 'closing after an unexpected error')
-      else logger.info({ signal }, 'closing: finishing in-flight requests')
+      else logger.info({ signal, drainMs }, 'closing: finishing in-flight requests')
+      await drain(app, drainMs)
       await closeApp()
       await store.close()
       await tracing?.shutdown()

@@ -22,8 +22,26 @@ const INVALID_CHALLENGE = {
 
 /** Who a valid key belongs to, as logs and the rate limiter see it: never the key itself. */
 export interface KeyIdentity {
-  /** `key:ID` for a stored key (its id in `keys list`), `API_KEYS:N` for the N-th configured one. */
+  /**
+   * `key:ID` for a stored key (its id in `keys list`); `API_KEYS:` and the first CONFIGURED_KEY_ID_HEX
+   * hex digits of its SHA-256 for a configured one, so the id follows the key, not its place in the list.
+   */
   readonly keyId: string
+}
+
+/**
+ * Hex digits of a configured key's SHA-256 in its id: 64 bits, so two keys of one list never share an
+ * id (and an idempotency scope), while the id reveals nothing usable about the key.
+ */
+export const CONFIGURED_KEY_ID_HEX = 16
+
+/**
+ * The id of an API_KEYS entry (`API_KEYS:` + hex digits of its SHA-256): logs, rate limits and
+ * Idempotency-Key records are scoped by it, so reordering the list or rotating a key out never hands
+ * one key's records to another.
+ */
+export function configuredKeyId(key: string): string {
+  return `API_KEYS:${hashApiKey(key).slice(0, CONFIGURED_KEY_ID_HEX)}`
 }
 
 /** Decides whether a presented key is valid. */
@@ -67,9 +85,9 @@ export async function createKeyVerifier(
   // A key that is neither generated (`ask_…`) nor as long as a configured one cannot be valid: it is
   // refused without hashing or caching, so long made-up tokens cannot fill the verdict cache.
   const configuredLengths = new Set(configuredKeys.map((key) => key.length))
-  const configured: StoredKey[] = configuredKeys.map((key, index) => ({
+  const configured: StoredKey[] = configuredKeys.map((key) => ({
     hash: hashApiKey(key),
-    identity: { keyId: `API_KEYS:${index + 1}` },
+    identity: { keyId: configuredKeyId(key) },
   }))
   let stored = new Map<string, StoredKey[]>() // by display prefix
   let lastId = 0n // the largest stored key id loaded

@@ -4,7 +4,11 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { brotliCompress, constants, gzip } from 'node:zlib'
+import { Negotiator } from '@fastify/accept-negotiator'
 import type { FastifyInstance } from 'fastify'
+import { COMPRESSION_THRESHOLD_BYTES } from './compression.js'
 
 /** Where the page is served. */
 const DOCS_PATH = '/docs'
@@ -48,6 +52,44 @@ interface Asset {
 
 function asset(body: Buffer, type: string): Asset {
   return { body, type, hash: createHash('sha256').update(body).digest('base64url').slice(0, 12) }
+}
+
+/** The encodings an asset is stored in besides its own bytes, in order of preference. */
+type Encoding = 'br' | 'gzip'
+const ENCODINGS: Encoding[] = ['br', 'gzip']
+
+// Each text asset is compressed once per encoding, at its first request, on libuv's thread pool (so
+// the event loop never waits for it), and kept: compressing the 1.7 MB Swagger UI bundle on every
+// request cost 73 ms (gzip) to 92 ms (Brotli) of CPU per load, for anyone, without a key. Done once,
+// the highest levels that stay quick pay off: Brotli 9 (0.5 s once; 11 would take 12 s) and gzip 9.
+const COMPRESSORS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
+  br: (body) =>
+    promisify(brotliCompress)(body, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
+  gzip: (body) => promisify(gzip)(body, { level: 9 }),
+}
+
+/**
+ * The body of `asset` in the encoding the request's Accept-Encoding prefers (RFC 9110 §12.5.3), and
+ * that encoding (undefined: as it is). Images and bodies under the compression threshold are always
+ * sent as they are. The compressed forms are made on first use and then served from memory.
+ */
+function encodedAssets(): (asset: Asset, acceptEncoding: string | undefined) => Promise<[Buffer, Encoding | undefined]> {
+  const negotiator = new Negotiator({ supportedValues: ENCODINGS, cache: new Map() })
+  const stored = new Map<string, Promise<Buffer>>() // by `${content hash} ${encoding}`
+  return async (asset, acceptEncoding) => {
+    const encoding = compressible(asset) ? (negotiator.negotiate(acceptEncoding ?? '') as Encoding | null) : null
+    if (!encoding) return [asset.body, undefined]
+    const id = `${asset.hash} ${encoding}`
+    const body = stored.get(id) ?? COMPRESSORS[encoding](asset.body)
+    stored.set(id, body)
+    return [await body, encoding]
+  }
+}
+
+function compressible(asset: Asset): boolean {
+  return asset.type.startsWith('text/') && asset.body.length >= COMPRESSION_THRESHOLD_BYTES
 }
 
 /**
@@ -105,13 +147,16 @@ function page(assets: Map<string, Asset>): string {
 
 /**
  * Registers GET /docs and GET /docs/<asset> for each allow-listed asset: public (no API key),
- * hidden from the OpenAPI document. The page and assets are read once, at registration. Assets are
- * cached a year (`immutable`: the page links them with a content hash); the page is revalidated.
+ * hidden from the OpenAPI document. The page and assets are read once, at registration, and text
+ * assets compressed once per encoding (encodedAssets), never per request. Assets are cached a year
+ * (`immutable`: the page links them with a content hash); the page is revalidated.
  */
 export default async function docsPage(app: FastifyInstance): Promise<void> {
   const assets = await loadAssets()
   const html = page(assets)
-  const options = { config: { public: true }, schema: { hide: true } }
+  const encoded = encodedAssets()
+  // compress: false: the page is under the threshold, and the assets carry their own stored encodings.
+  const options = { config: { public: true }, schema: { hide: true }, compress: false as const }
   app.get(DOCS_PATH, options, async (_request, reply) =>
     reply
       .header('content-type', 'text/html; charset=utf-8')
@@ -120,13 +165,16 @@ export default async function docsPage(app: FastifyInstance): Promise<void> {
       .header('cache-control', 'no-cache')
       .send(html),
   )
-  for (const [file, { body, type }] of assets) {
-    app.get(`${DOCS_PATH}/${file}`, options, async (_request, reply) =>
-      reply
-        .header('content-type', type)
+  for (const [file, asset] of assets) {
+    app.get(`${DOCS_PATH}/${file}`, options, async (request, reply) => {
+      const [body, encoding] = await encoded(asset, request.headers['accept-encoding'])
+      if (compressible(asset)) reply.header('vary', 'accept-encoding')
+      if (encoding) reply.header('content-encoding', encoding)
+      return reply
+        .header('content-type', asset.type)
         .header('x-content-type-options', 'nosniff')
         .header('cache-control', 'public, max-age=31536000, immutable')
-        .send(body),
-    )
+        .send(body)
+    })
   }
 }

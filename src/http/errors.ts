@@ -9,6 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
 import { API_HEADERS } from './api-headers.js'
+import { unavailableCause } from './unavailable-log.js'
 
 /**
  * Every error code the service answers with, its HTTP status and default message. Codes are
@@ -35,6 +36,11 @@ export const ERROR_CODES = {
   },
   headers_too_large: { status: 431, message: 'The request headers are too large (16 KiB at most).' },
   rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
+  idempotency_key_limit_reached: {
+    status: 429,
+    message:
+      'This API key holds as many Idempotency-Key records as allowed; each is kept 24 h. Retry after the time in Retry-After, or create without an Idempotency-Key.',
+  },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>
@@ -177,10 +183,21 @@ export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex):
   socket.destroy()
 }
 
-/** Fastify error handler: writes the Error body; logs 5xx with their cause, never sends it. */
+/**
+ * Fastify error handler: writes the Error body; logs 5xx with their cause (the database being
+ * unavailable, counted per interval by app.unavailableLog), never sends it.
+ */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error)
-  if (apiError.statusCode >= 500) request.log.error({ reqId: request.id, err: error }, 'request failed')
+  // A 5xx a handler chose to answer, without a fault behind it (/readyz while draining, or once it
+  // logged the cause itself), is an answer, not a failure to log.
+  const deliberate = error instanceof ApiError && error.cause === undefined
+  if (apiError.statusCode >= 500 && !deliberate) {
+    // A database outage fails every request alike: counted, without a stack (unavailable-log.ts).
+    const unavailable = unavailableCause(error)
+    if (unavailable && request.server.unavailableLog) request.server.unavailableLog(unavailable, request)
+    else request.log.error({ reqId: request.id, err: error }, 'request failed')
+  }
   // The request id here too: an error the router raises (an undecodable URL) skips the hooks that set it.
   return reply
     .code(apiError.statusCode)

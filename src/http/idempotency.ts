@@ -40,9 +40,18 @@ export function fingerprintOf(draft: PetDraft): string {
     .digest('hex')
 }
 
-/** The response to send for an outcome, or the ApiError to throw (409, 422). */
+/**
+ * Retry-After (s) of `idempotency_key_limit_reached`: the background sweep's interval, the soonest
+ * a record may leave (idempotency-sweeper.ts).
+ */
+export const LIMIT_RETRY_AFTER_SECONDS = 60
+
+/** The response to send for an outcome, or the ApiError to throw (409, 422, 429). */
 export function responseFor(outcome: IdempotentOutcome): StoredResponse {
   if ('response' in outcome) return outcome.response
   if (outcome.outcome === 'in_flight') throw new ApiError('idempotency_key_in_flight', { headers: { 'retry-after': '1' } })
+  if (outcome.outcome === 'limit_reached') {
+    throw new ApiError('idempotency_key_limit_reached', { headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) } })
+  }
   throw new ApiError('idempotency_key_reused')
 }

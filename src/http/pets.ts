@@ -28,6 +28,8 @@ export interface PetRoutesOptions {
   pets: PetStore
   linkBase: string
   cursors: CursorCodec
+  /** IDEMPOTENCY_RECORDS_PER_KEY: Idempotency-Key records one API key may hold. */
+  idempotencyRecordsPerKey: number
 }
 
 const SECURITY = [{ bearerAuth: [] }]
@@ -35,7 +37,10 @@ const SECURITY = [{ bearerAuth: [] }]
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
-export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors }: PetRoutesOptions): Promise<void> {
+export async function petRoutes(
+  app: FastifyInstance,
+  { pets, linkBase, cursors, idempotencyRecordsPerKey }: PetRoutesOptions,
+): Promise<void> {
   app.get<{ Querystring: ListPetsQuery }>(
     '/v1/pets',
     {
@@ -111,6 +116,7 @@ export async function petRoutes(app: FastifyInstance, { pets, linkBase, cursors 
         now,
         expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
         locationBase: `${linkBase}/pets/`,
+        maxRecords: idempotencyRecordsPerKey,
       })
       const response = responseFor(outcome)
       if (outcome.outcome === 'replayed') reply.header('idempotent-replayed', 'true')

@@ -55,13 +55,9 @@ export function installRequestPipeline(
     if (route.url.startsWith(API_PREFIX))
       route.config = { ...route.config, headers: { ...API_HEADERS, ...route.config?.headers } }
   })
-  // Once closing, every response asks its keep-alive client to reconnect (elsewhere): an idle
-  // kept-alive socket would otherwise hold the close open until the grace period kills the process.
-  let closing = false
-  app.addHook('preClose', (done) => {
-    closing = true
-    done()
-  })
+  // Once closing (shutdown.ts), every response asks its keep-alive client to reconnect (elsewhere):
+  // an idle kept-alive socket would otherwise hold the close open until the grace period kills the process.
+  const shutdown = app.shutdown
 
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
     request.apiKey = identity
@@ -111,7 +107,7 @@ export function installRequestPipeline(
     if (hasUnreadBody(request)) {
       reply.header('connection', 'close')
       lingerOnClose(request.raw.socket)
-    } else if (closing) reply.header('connection', 'close')
+    } else if (shutdown.closing) reply.header('connection', 'close')
     done(null, payload)
   })
 

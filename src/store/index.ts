@@ -13,6 +13,7 @@ import { openSqlite } from './sqlite-connection.js'
 import { sqlitePetStore } from './sqlite-pets.js'
 import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
+import { trackWrites } from './write-health.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
 export type { MigrationReport } from './migrate.js'
@@ -52,7 +53,10 @@ export interface Store {
   migrate(): Promise<MigrationReport>
   /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
   loadCursorKey(): Promise<Buffer>
-  /** Resolves when the database answers a trivial query; rejects with StoreUnavailableError. */
+  /**
+   * Resolves when the database answers a trivial query and accepts writes (after a create failed as
+   * unavailable, until a write succeeds again: write-health.ts); rejects with StoreUnavailableError.
+   */
   ping(): Promise<void>
   /** Closes the database (waits for the pool to drain). */
   close(): Promise<void>
@@ -73,14 +77,17 @@ export interface Store {
 export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
   const { dialect, pool, pets, closePets } = connect(config, onPoolError)
   const db = new Kysely<Database>({ dialect })
+  const writes = trackWrites(() => pets.probeWrite())
   return {
     dialect: config.dialect,
     db,
     pets: {
-      insertPet: guard(pets.insertPet),
+      insertPet: writes.observe(guard(pets.insertPet)),
       listPets: guard(pets.listPets),
       findPet: guard(pets.findPet),
-      insertPetOnce: guard(pets.insertPetOnce),
+      insertPetOnce: writes.observe(guard(pets.insertPetOnce)),
+      deleteExpiredIdempotencyRecords: guard(pets.deleteExpiredIdempotencyRecords),
+      probeWrite: guard(pets.probeWrite),
     },
     apiKeys: {
       insertApiKey: guard((key) => apiKeys.insertApiKey(db, key)),
@@ -93,6 +100,7 @@ export function openStore(config: DatabaseConfig, onPoolError: (error: Error) =>
     loadCursorKey: guard(() => loadServiceSecret(db, 'cursor')),
     ping: guard(async () => {
       await sql`select 1`.execute(db)
+      await writes.check()
     }),
     close: async () => {
       await closePets?.()

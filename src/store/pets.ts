@@ -34,6 +34,30 @@ export interface PetStore {
    * was used with another request, or `in_flight` when another transaction holds the key now.
    */
   insertPetOnce(draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome>
+  /**
+   * Deletes at most `limit` idempotency records created before `expiredBefore` (ms since the epoch),
+   * leaving alone rows another transaction holds; resolves to how many it deleted.
+   */
+  deleteExpiredIdempotencyRecords(expiredBefore: number, limit: number): Promise<number>
+  /** A real write, committed, that leaves nothing behind (probeWriteSql): readiness's probe. */
+  probeWrite(): Promise<void>
+}
+
+/**
+ * Bytes the probe write puts in its row: more than any create writes, so storage that takes the
+ * probe's commit takes a create's; the few KB a failed commit leaves allocated cannot absorb it.
+ */
+export const PROBE_WRITE_BYTES = 65_536
+
+/**
+ * The probe write, run in one transaction: `insert` (one parameter, PROBE_WRITE_BYTES of text) adds a
+ * row to service_secrets and `remove` deletes it again; the commit still writes every page touched.
+ */
+export function probeWriteSql(dialect: SqlDialect): { insert: string; remove: string } {
+  return {
+    insert: `insert into service_secrets (name, value) values ('write-probe', ${dialect.parameter(1)})`,
+    remove: `delete from service_secrets where name = 'write-probe'`,
+  }
 }
 
 /** The Idempotency-Key side of one createPet (README, "Behaviour where the specification is silent"). */
@@ -50,6 +74,8 @@ export interface IdempotentCreate {
   expiredBefore: number
   /** Where created pets are read: the stored `Location` is this followed by the new id (`/v1/pets/`). */
   locationBase: string
+  /** Most records the scope may hold (IDEMPOTENCY_RECORDS_PER_KEY); a new key past it is `limit_reached`. */
+  maxRecords: number
 }
 
 /** The 201 a created pet gets, as stored for replays: `Location` and the Pet body (pet-json.ts). */
@@ -67,7 +93,7 @@ export interface StoredResponse {
 /** What insertPetOnce did: created and stored, replayed a stored response, or refused. */
 export type IdempotentOutcome =
   | { outcome: 'created' | 'replayed'; response: StoredResponse }
-  | { outcome: 'key_reused' | 'in_flight' }
+  | { outcome: 'key_reused' | 'in_flight' | 'limit_reached' }
 
 /** Most expired idempotency records one insertPetOnce deletes: bounded work per request. */
 export const EXPIRED_DELETE_BATCH = 16
@@ -98,6 +124,15 @@ export function claimedOutcome(record: IdempotencyRecord | undefined, fingerprin
 }
 
 /**
+ * Whether a scope that just claimed a new record now holds more than `maxRecords` (the count
+ * `count` returned, read with its limit at maxRecords + 1): the claim is then undone and the create
+ * refused, so no key is ever accepted without its record.
+ */
+export function overRecordLimit(records: number | bigint | string | undefined, maxRecords: number): boolean {
+  return Number(records ?? 0) > maxRecords
+}
+
+/**
  * SQL of the idempotency record statements, numbered parameters written by `parameter`:
  * `claim` (scope, key, fingerprint, now, expiredBefore) inserts the record, or takes over an
  * expired one, returning a row only when this request now owns the key; `respond` (status,
@@ -116,6 +151,13 @@ export function idempotencySql(dialect: SqlDialect, rowKey: string, lockRows = '
     respond: `update idempotency_keys set response_status = ${p(1)}, response_location = ${p(2)}, response_body = ${p(3)} where api_key_id = ${p(4)} and idempotency_key = ${p(5)}`,
     find: `select request_hash, response_status, response_location, response_body from idempotency_keys where api_key_id = ${p(1)} and idempotency_key = ${p(2)}`,
     expire: `delete from idempotency_keys where ${rowKey} in (select ${rowKey} from idempotency_keys where created_at < ${p(1)} limit ${EXPIRED_DELETE_BATCH}${lockRows})`,
+    // (expiredBefore, limit): the background sweep's bounded batch (idempotency-sweeper.ts).
+    sweep: `delete from idempotency_keys where ${rowKey} in (select ${rowKey} from idempotency_keys where created_at < ${p(1)} limit ${p(2)}${lockRows})`,
+    // (scope, maxRecords + 1): the scope's records, counted no further than one past the limit, on the
+    // primary key's index alone, so the cost is bounded by the limit, not by the table.
+    count: `select count(*) as records from (select 1 from idempotency_keys where api_key_id = ${p(1)} limit ${p(2)}) as held`,
+    // (scope, key): undoes this transaction's own claim when it went past the limit.
+    release: `delete from idempotency_keys where api_key_id = ${p(1)} and idempotency_key = ${p(2)}`,
   }
 }
 

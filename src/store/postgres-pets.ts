@@ -16,8 +16,11 @@ import {
   type ListVariant,
   listPetsSql,
   listPetsVariant,
+  overRecordLimit,
   type PetDraft,
   type PetStore,
+  PROBE_WRITE_BYTES,
+  probeWriteSql,
   type SqlDialect,
   storedPet,
 } from './pets.js'
@@ -45,7 +48,7 @@ export function idempotencyLock(scope: string, key: string): string {
  * expired records, commit.
  */
 async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
-  const { scope, key, fingerprint, now, expiredBefore } = once
+  const { scope, key, fingerprint, now, expiredBefore, maxRecords } = once
   const client = await pool.connect()
   let release: (error?: Error) => void = () => client.release()
   try {
@@ -69,6 +72,15 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       await client.query('rollback')
       return claimedOutcome(found.rows[0], fingerprint)
     }
+    const held = await client.query<{ records: string }>({
+      name: 'count_idempotency_keys',
+      text: IDEMPOTENCY.count,
+      values: [scope, maxRecords + 1],
+    })
+    if (overRecordLimit(held.rows[0]?.records, maxRecords)) {
+      await client.query('rollback')
+      return { outcome: 'limit_reached' }
+    }
     const inserted = await client.query<{ id: string }>({
       text: INSERT_PET,
       values: [draft.name, String(draft.categoryId), draft.status],
@@ -90,6 +102,26 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
   }
 }
 
+const PROBE = probeWriteSql(POSTGRES)
+
+/** Readiness's probe write: insert and delete a PROBE_WRITE_BYTES row in one committed transaction. */
+async function probeWrite(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect()
+  let failed: Error | undefined
+  try {
+    await client.query('begin')
+    await client.query(PROBE.insert, ['p'.repeat(PROBE_WRITE_BYTES)])
+    await client.query(PROBE.remove)
+    await client.query('commit')
+  } catch (error) {
+    failed = error instanceof Error ? error : new Error(String(error))
+    throw error
+  } finally {
+    // A connection that failed mid-transaction is discarded, not returned to the pool.
+    client.release(failed)
+  }
+}
+
 /** A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies it). */
 export function postgresPetStore(pool: pg.Pool): PetStore {
   return {
@@ -107,5 +139,11 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
     },
     findPet: async (id) => (await pool.query<Pet>({ text: FIND_PET, values: [String(id)] })).rows[0],
     insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
+    // One bounded statement in its own transaction; `for update skip locked` leaves rows that
+    // instances sweeping at the same time, or a create taking over an expired key, hold.
+    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
+      (await pool.query({ name: 'sweep_idempotency_keys', text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ??
+      0,
+    probeWrite: () => probeWrite(pool),
   }
 }

@@ -33,6 +33,9 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
   return {
     insertPet: writer?.insertPet ?? (inline as InlineWrites).insertPet,
     insertPetOnce: writer?.insertPetOnce ?? (inline as InlineWrites).insertPetOnce,
+    deleteExpiredIdempotencyRecords:
+      writer?.deleteExpiredIdempotencyRecords ?? (inline as InlineWrites).deleteExpiredIdempotencyRecords,
+    probeWrite: writer?.probeWrite ?? (inline as InlineWrites).probeWrite,
     close: async () => writer?.close(),
     listPets: async (query) => {
       const { variant, parameters } = listPetsVariant(query)
@@ -53,7 +56,7 @@ function prepareReads(database: BetterSqlite3.Database) {
   }
 }
 
-type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce'>
+type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords' | 'probeWrite'>
 
 // `:memory:`: the same group-committed writes, on this connection.
 function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
@@ -70,5 +73,10 @@ function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
     (jobs: OnceJob[]) => writes().insertOnceBatch(jobs),
     (job) => writes().insertOnce(job),
   )
-  return { insertPet, insertPetOnce: (draft, once) => insertOnce({ draft, once }) }
+  return {
+    insertPet,
+    insertPetOnce: (draft, once) => insertOnce({ draft, once }),
+    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) => writes().sweep(expiredBefore, limit),
+    probeWrite: async () => writes().probe(),
+  }
 }

@@ -17,6 +17,9 @@ const path = (workerData as { path: string }).path
 interface Inserters {
   insertPet(draft: PetDraft): Promise<string>
   insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
+  /** A batch of expired idempotency records, deleted at once (between group commits). */
+  sweep(expiredBefore: number, limit: number): number
+  probe(): void
 }
 
 // Opened and prepared on the first create, and again after a failure (the table may not exist yet,
@@ -36,6 +39,8 @@ function prepareInserters(): Inserters {
         timedCommit((draft: PetDraft) => writes.insertOne(draft).id, one, report),
       ),
       insertPetOnce: groupCommit(timedCommit(writes.insertOnceBatch, many, report), timedCommit(writes.insertOnce, one, report)),
+      sweep: writes.sweep,
+      probe: writes.probe,
     }
   } catch (error) {
     database.close()
@@ -43,14 +48,22 @@ function prepareInserters(): Inserters {
   }
 }
 
+function handle(request: WriterRequest, writes: Inserters): Promise<WriterReply> {
+  const { seq } = request
+  if ('probe' in request) {
+    writes.probe()
+    return Promise.resolve({ seq, deleted: 0 })
+  }
+  if ('sweep' in request) return Promise.resolve({ seq, deleted: writes.sweep(request.sweep.expiredBefore, request.sweep.limit) })
+  if (request.once === undefined) return writes.insertPet(request.draft).then((id) => ({ seq, id }))
+  return writes.insertPetOnce({ draft: request.draft, once: request.once }).then((outcome) => ({ seq, outcome }))
+}
+
 port.on('message', (request: WriterRequest) => {
   let done: Promise<WriterReply>
   try {
     inserters ??= prepareInserters()
-    done =
-      request.once === undefined
-        ? inserters.insertPet(request.draft).then((id) => ({ seq: request.seq, id }))
-        : inserters.insertPetOnce({ draft: request.draft, once: request.once }).then((outcome) => ({ seq: request.seq, outcome }))
+    done = handle(request, inserters)
   } catch (error) {
     done = Promise.reject(error)
   }

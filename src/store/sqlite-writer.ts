@@ -6,12 +6,14 @@ import type { Pet } from '../schemas.js'
 import { type IdempotentCreate, type IdempotentOutcome, type PetDraft, type PetStore, storedPet } from './pets.js'
 import { type WriterCommit, writerEvents } from './sqlite-writer-events.js'
 
-/** A message to the writer thread: create `draft` (under `once`'s Idempotency-Key, if given), answer with `seq`. */
-export interface WriterRequest {
-  seq: number
-  draft: PetDraft
-  once?: IdempotentCreate
-}
+/**
+ * A message to the writer thread, answered with `seq`: create `draft` (under `once`'s
+ * Idempotency-Key, if given), delete a batch of expired idempotency records, or write readiness's probe.
+ */
+export type WriterRequest =
+  | { seq: number; draft: PetDraft; once?: IdempotentCreate }
+  | { seq: number; sweep: { expiredBefore: number; limit: number } }
+  | { seq: number; probe: true }
 
 /**
  * The writer thread's answer: the new id (decimal text), the idempotent create's outcome, or the
@@ -20,12 +22,16 @@ export interface WriterRequest {
 export type WriterReply =
   | { seq: number; id: string }
   | { seq: number; outcome: IdempotentOutcome }
+  | { seq: number; deleted: number }
   | { seq: number; error: { message: string; code: string | undefined } }
 
 /** Creates on a writer thread; `close` stops the thread (call it once no create is under way). */
-export interface SqliteWriter extends Pick<PetStore, 'insertPet' | 'insertPetOnce'> {
+export interface SqliteWriter
+  extends Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpiredIdempotencyRecords' | 'probeWrite'> {
   close(): Promise<void>
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 interface Pending {
   resolve: (reply: WriterReply) => void
@@ -68,18 +74,23 @@ export function createSqliteWriter(path: string): SqliteWriter {
     })
     return thread
   }
-  const send = (draft: PetDraft, once?: IdempotentCreate) =>
+  const send = (request: DistributiveOmit<WriterRequest, 'seq'>) =>
     new Promise<WriterReply>((resolve, reject) => {
       if (closed) throw new Error('the store is closed')
       worker ??= start()
       const id = ++seq
       pending.set(id, { resolve, reject })
       writerEvents.sent()
-      worker.postMessage({ seq: id, draft, ...(once && { once }) } satisfies WriterRequest)
+      worker.postMessage({ ...request, seq: id } satisfies WriterRequest)
     })
   return {
-    insertPet: async (draft): Promise<Pet> => storedPet(draft, ((await send(draft)) as { id: string }).id),
-    insertPetOnce: async (draft, once) => ((await send(draft, once)) as { outcome: IdempotentOutcome }).outcome,
+    insertPet: async (draft): Promise<Pet> => storedPet(draft, ((await send({ draft })) as { id: string }).id),
+    insertPetOnce: async (draft, once) => ((await send({ draft, once })) as { outcome: IdempotentOutcome }).outcome,
+    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
+      ((await send({ sweep: { expiredBefore, limit } })) as { deleted: number }).deleted,
+    probeWrite: async () => {
+      await send({ probe: true })
+    },
     close: async () => {
       closed = true
       const thread = worker

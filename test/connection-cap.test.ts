@@ -1,0 +1,59 @@
+// MAX_CONNECTIONS is not a lockout: with the cap held by idle keep-alive sockets (opened without a
+// key, on a public route), a client with a key still connects and is served; the longest-idle socket
+// makes room for it.
+import assert from 'node:assert/strict'
+import { connect, type Socket } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { call, startServer, type TestServer } from './helpers.js'
+
+const CAP = 50
+
+/** A keep-alive socket that has had one `GET /healthz` answered and now sits idle. */
+function idleAfterHealthz(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'))
+    let text = ''
+    socket.setEncoding('latin1')
+    socket.on('error', reject)
+    socket.on('data', (chunk: string) => {
+      text += chunk
+      if (/\r\n\r\n\{"status":"ok"\}$/.test(text)) resolve(socket)
+    })
+  })
+}
+
+describe(`MAX_CONNECTIONS=${CAP} held by idle keep-alive sockets`, () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ maxConnections: CAP })
+  })
+  after(() => server.close())
+
+  it('still accepts and serves a client with a key, closing the longest-idle socket to make room', async (t) => {
+    const port = Number(new URL(server.origin).port)
+    const held: Socket[] = []
+    for (let i = 0; i < CAP; i++) held.push(await idleAfterHealthz(port))
+    const closed = new Set<number>()
+    for (const [index, socket] of held.entries()) socket.on('close', () => closed.add(index))
+    try {
+      const keyed: number[] = []
+      for (let i = 0; i < 5; i++) {
+        // A new connection each time (fetch's pool would otherwise reuse the first).
+        keyed.push((await call(server, 'GET', '/v1/pets?limit=1', { headers: { connection: 'close' } })).status)
+      }
+      t.diagnostic(`keyed connections accepted with ${CAP} idle sockets held: ${keyed.filter((s) => s === 200).length}/5`)
+      assert.deepEqual(keyed, [200, 200, 200, 200, 200])
+      // The first keyed connection took the place of the longest-idle socket, the first one opened; a
+      // later one took the place the one before it left on closing, or (if that close was not yet
+      // seen) the next longest-idle. Either way only the oldest sockets were closed, the rest kept.
+      const order = [...closed].sort((a, b) => a - b)
+      assert.ok(order.length >= 1 && order.length <= 5, `closed: ${order}`)
+      assert.ok(
+        order.every((index, i) => index === i),
+        `the longest idle were closed: ${order}`,
+      )
+    } finally {
+      for (const socket of held) socket.destroy()
+    }
+  })
+})

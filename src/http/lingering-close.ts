@@ -22,7 +22,15 @@ export const LINGER_BYTES = 1024 * 1024
  * connection still counts against MAX_CONNECTIONS, and a server close waits for it (LINGER_MS at most).
  */
 export function lingerOnClose(socket: Socket): void {
+  lingeringSockets.add(socket)
   socket.destroySoon = () => linger(socket)
+}
+
+const lingeringSockets = new WeakSet<Socket>()
+
+/** Whether `socket`'s close after its current response lingers (lingerOnClose was called on it). */
+export function willLinger(socket: Socket): boolean {
+  return lingeringSockets.has(socket)
 }
 
 function linger(socket: Socket): void {

@@ -195,7 +195,10 @@ export function targets(): Target[] {
       judge: (results) => {
         const run = results.halfRate.get(`sqlite/${scenario.id}`)
         const value = run?.measured.p99Ms ?? Number.NaN
-        return { value: Number.isFinite(value) ? `${fixed(value)} ms` : '—', verdict: verdictOf(value, value <= HALF_RATE_P99_MS, run?.measured.problems ?? '') }
+        return {
+          value: Number.isFinite(value) ? `${fixed(value)} ms` : '—',
+          verdict: verdictOf(value, value <= HALF_RATE_P99_MS, run?.measured.problems ?? ''),
+        }
       },
     })
   }

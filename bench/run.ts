@@ -30,18 +30,8 @@ import { type LoadOptions, runWrk, wrkVersion } from './wrk.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** The settings of one run, from the command line. */
-export interface Settings {
-  quick: boolean
-  soak: boolean
-  skipBuild: boolean
-  scenarios: string[]
-  databases: Database[]
-  durationS: number
-  rounds: number
-  warmupS: number
-  connections: number
-}
+/** The settings of one run, from the command line (readSettings). */
+export type Settings = ReturnType<typeof readSettings>
 
 const OPTIONS = {
   quick: { type: 'boolean' },
@@ -60,15 +50,14 @@ const OPTIONS = {
  * Defaults: the bench 3 rounds × 5 s after a 2 s warm-up; `--quick` 1 round × 1 s (checks the harness; its figures
  * mean nothing); `--soak` 300 s after a 30 s warm-up at 128 connections, on SQLite.
  */
-export function readSettings(args: string[]): Settings {
+export function readSettings(args: string[]) {
   const { values } = parseArgs({ args, options: OPTIONS, strict: true })
   const mode = values.soak ? 'soak' : values.quick ? 'quick' : 'bench'
-  const defaults = { bench: [5, 3, 2, 64], quick: [1, 1, 0, 64], soak: [300, 1, 30, 128] }[mode]
-  const int = (name: keyof typeof values, fallback: number, max: number) => {
-    const text = values[name] as string | undefined
-    if (text === undefined) return fallback
-    if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max)
-      throw new Error(`--${name} must be an integer from 1 to ${max}.`)
+  const [duration, rounds, warmup, connections] = { bench: [5, 3, 2, 64], quick: [1, 1, 0, 64], soak: [300, 1, 30, 128] }[mode]
+  const int = (name: 'duration' | 'rounds' | 'warmup' | 'connections', fallback = 0, min: number, max: number) => {
+    const text = values[name] ?? String(fallback)
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+      throw new Error(`--${name} must be an integer from ${min} to ${max}.`)
     return Number(text)
   }
   const list = <T extends string>(name: 'scenarios' | 'databases', allowed: readonly T[], fallback: readonly T[]) => {
@@ -77,21 +66,17 @@ export function readSettings(args: string[]): Settings {
     if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(', ')} (allowed: ${allowed.join(', ')}).`)
     return allowed.filter((each) => picked.includes(each))
   }
-  const [duration = 5, rounds = 3, warmup = 2, connections = 64] = defaults
+  const ids = SCENARIOS.map((each) => each.id)
   return {
     quick: mode === 'quick',
     soak: mode === 'soak',
     skipBuild: values['skip-build'] === true,
-    scenarios: list(
-      'scenarios',
-      SCENARIOS.map((each) => each.id),
-      SCENARIOS.map((each) => each.id),
-    ),
+    scenarios: list('scenarios', ids, ids),
     databases: list('databases', DATABASES, mode === 'soak' ? ['sqlite'] : DATABASES),
-    durationS: int('duration', duration, 86_400),
-    rounds: int('rounds', rounds, 9),
-    warmupS: values.warmup === '0' ? 0 : int('warmup', warmup, 3600),
-    connections: int('connections', connections, 1024),
+    durationS: int('duration', duration, 1, 86_400),
+    rounds: int('rounds', rounds, 1, 9),
+    warmupS: int('warmup', warmup, 0, 3600),
+    connections: int('connections', connections, 1, 1024),
   }
 }
 
@@ -149,13 +134,7 @@ async function main(): Promise<void> {
   }
   let failed = false
   try {
-    printHeader(
-      ROOT,
-      node,
-      `npm run ${settings.soak ? 'soak' : 'bench'} -- ${process.argv.slice(2).join(' ')}`.trim(),
-      wrk,
-      pinned,
-    )
+    printHeader(ROOT, node, `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(), wrk, pinned)
     if (!settings.skipBuild) build(node)
     run.cleanups.push(transpileReferences(tmp))
     if (settings.soak) {

@@ -166,7 +166,7 @@ function megabytes(results: Results, database: Database, process: Process): numb
 export interface Target {
   what: string
   threshold: string
-  /** The measured value (NaN when not run), the verdict, and what was measured as text. */
+  /** The measured value as text (`—` when not run) and the verdict. */
   judge(results: Results): { value: string; verdict: 'met' | '**missed**' | 'not run' | 'invalid' }
 }
 

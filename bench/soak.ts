@@ -9,7 +9,7 @@ import { collectPools, type Database, preflight, soakKinds } from './scenarios.j
 import type { Measurement } from './wrk.js'
 
 /** The most RSS may grow from the end of the warm-up to the end of the load, in percent. */
-export const RSS_GROWTH_TARGET_PCT = 10
+const RSS_GROWTH_TARGET_PCT = 10
 /** Seconds of samples whose median is the RSS at a point (garbage collection makes single samples noisy). */
 const WINDOW_S = 10
 

@@ -109,6 +109,16 @@ export async function runBounded(argv: string[], timeoutMs: number, env?: NodeJS
   }
 }
 
+/** The CPU time (user + system, every thread) process `pid` has used, in seconds (/proc/PID/stat, 10 ms ticks); NaN once gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** A process's memory from /proc/PID/status in KiB: now (VmRSS) and its peak (VmHWM); undefined once it is gone. */
 export function readMemory(pid: number): { rssKiB: number; hwmKiB: number } | undefined {
   let status: string

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import ts from 'typescript'
 import { type BenchDatabase, commitMedianMs, postgresDatabase, sqliteDatabase } from './databases.js'
-import { killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
+import { cpuSeconds, killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
 import { log, median, printFigures, printHeader, printTargets, type Results } from './report.js'
 import {
   AUTHORIZATION,
@@ -26,7 +26,7 @@ import {
   SEEDED_PETS,
 } from './scenarios.js'
 import { soak } from './soak.js'
-import { type LoadOptions, runWrk, wrkVersion } from './wrk.js'
+import { type LoadOptions, type Measurement, runWrk, wrkVersion } from './wrk.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -88,8 +88,8 @@ export interface Run {
   tmp: string
   /** `taskset -c CPU` when pinning is possible, else nothing. */
   pin(cpu: number): string[]
-  /** Loads one process with one workload, from CPU 1. */
-  load(origin: string, kinds: RequestKind[], extra?: Partial<LoadOptions>): ReturnType<typeof runWrk>
+  /** Loads one server with one workload from CPU 1, and measures the server's CPU time per request. */
+  load(server: ServerProcess, kinds: RequestKind[], extra?: Partial<LoadOptions>): Promise<Measurement>
   /** Starts the service, a reference, or the bare server on CPU 0, on `database`. */
   start(process: Process, database: BenchDatabase, env?: NodeJS.ProcessEnv): Promise<ServerProcess>
   /** Undo steps, run newest first at the end or on a signal. */
@@ -111,9 +111,10 @@ async function main(): Promise<void> {
     node,
     tmp,
     pin: (cpu) => (pinned ? ['taskset', '-c', String(cpu)] : []),
-    load: (origin, kinds, extra) =>
-      runWrk({
-        origin,
+    load: async (server, kinds, extra) => {
+      const cpuBefore = cpuSeconds(server.pid)
+      const measured = await runWrk({
+        origin: server.origin,
         kinds,
         authorization: AUTHORIZATION,
         connections: settings.connections,
@@ -122,7 +123,9 @@ async function main(): Promise<void> {
         prefix: run.pin(1),
         seed: ++seed,
         ...extra,
-      }),
+      })
+      return { ...measured, cpuUs: ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6 }
+    },
     start: (process, database, env) => startProcess(run, process, database, env),
     cleanups: [() => rmSync(tmp, { recursive: true, force: true })],
   }
@@ -261,13 +264,13 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
         scenario.id === 'g' ? await pool(process) : { seeded: SEEDED_PETS, firstPages: [], nextPages: [] },
       )
       await preflight((servers.get(process) as ServerProcess).origin, kinds)
-      cells.push({ scenario, process, kinds, origin: (servers.get(process) as ServerProcess).origin })
+      cells.push({ scenario, process, kinds, server: servers.get(process) as ServerProcess })
     }
   }
   let failed = false
   if (settings.warmupS > 0) {
     for (const cell of cells)
-      failed = Boolean((await run.load(cell.origin, cell.kinds, { durationS: settings.warmupS })).problems) || failed
+      failed = Boolean((await run.load(cell.server, cell.kinds, { durationS: settings.warmupS })).problems) || failed
     log(`warm-up: ${settings.warmupS} s per scenario and process, discarded`)
   }
   for (let round = 0; round < settings.rounds; round++) {
@@ -275,13 +278,13 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
       const inScenario = cells.filter((cell) => cell.scenario === scenario)
       // The order rotates from round to round (A B C, B C A, C A B), so no process always runs first.
       for (const cell of [...inScenario.slice(round % inScenario.length), ...inScenario.slice(0, round % inScenario.length)]) {
-        const measured = await run.load(cell.origin, cell.kinds)
+        const measured = await run.load(cell.server, cell.kinds)
         const key = `${database}/${scenario.id}/${cell.process}`
         results.rounds.set(key, [...(results.rounds.get(key) ?? []), measured])
         failed ||= Boolean(measured.problems)
         log(
           `round ${round + 1} (${scenario.id}) ${cell.process.padEnd(7)} ${measured.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
-            `p50 ${measured.p50Ms.toFixed(2)} ms  p99 ${measured.p99Ms.toFixed(2)} ms${measured.problems ? `  UNEXPECTED ${measured.problems}` : ''}`,
+            `p50 ${measured.p50Ms.toFixed(2)} ms  p99 ${measured.p99Ms.toFixed(2)} ms  CPU ${measured.cpuUs?.toFixed(0)} µs/req${measured.problems ? `  UNEXPECTED ${measured.problems}` : ''}`,
         )
       }
     }
@@ -290,9 +293,9 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
     const saturated = median((results.rounds.get(`${database}/${cell.scenario.id}/service`) ?? []).map((each) => each.reqPerSec))
     const offered = Math.max(1, Math.round(saturated / 2))
     // wrk's pauses come out longer than asked on a busy machine: a short first run calibrates the rate asked for.
-    const probe = await run.load(cell.origin, cell.kinds, { rate: offered, durationS: Math.min(2, settings.durationS) })
+    const probe = await run.load(cell.server, cell.kinds, { rate: offered, durationS: Math.min(2, settings.durationS) })
     const asked = Math.round(offered * Math.min(3, offered / Math.max(1, probe.reqPerSec)))
-    const measured = await run.load(cell.origin, cell.kinds, { rate: asked })
+    const measured = await run.load(cell.server, cell.kinds, { rate: asked })
     results.halfRate.set(`${database}/${cell.scenario.id}`, { offered, measured })
     failed ||= Boolean(measured.problems)
     log(

@@ -39,9 +39,9 @@ export async function soak(run: Run, database: Database, opened: BenchDatabase):
   let measured: Measurement
   let warmupEnd = 0
   try {
-    if (settings.warmupS > 0) warmup = await run.load(service.origin, kinds, { durationS: settings.warmupS, tagged: true })
+    if (settings.warmupS > 0) warmup = await run.load(service, kinds, { durationS: settings.warmupS, tagged: true })
     warmupEnd = (Date.now() - startedAt) / 1000
-    measured = await run.load(service.origin, kinds, { tagged: true })
+    measured = await run.load(service, kinds, { tagged: true })
   } finally {
     clearInterval(sampler)
     clearInterval(progress)

@@ -34,6 +34,8 @@ export interface Measurement {
   p50Ms: number
   p99Ms: number
   requests: number
+  /** The server's CPU time (user + system) per request in µs, less disturbed by a busy machine than req/s; set by bench/run.ts. */
+  cpuUs?: number
   /** Unexpected statuses and socket errors (`500×3, 2 socket errors`), or '' when every answer was expected. */
   problems: string
 }

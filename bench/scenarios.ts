@@ -1,5 +1,6 @@
-// The bench's scenarios, what each sends, which processes it runs against on each database, and the targets the
-// report judges (docs/benchmarks.md, Targets, states the same; test/benchmarks-doc.test.ts checks they agree).
+// What the bench sends: the scenarios (their requests, the processes they run against on each database, the targets
+// the report judges: docs/benchmarks.md, Targets, states the same), the soak's mix, the pools of list paths they draw
+// from, and the preflight that checks one answer of each kind before any load.
 
 /** The processes a scenario runs against: the service as shipped, and the references of bench/references.ts. */
 export type Process = 'service' | 'fastify' | 'bare'

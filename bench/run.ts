@@ -269,8 +269,11 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
   }
   let failed = false
   if (settings.warmupS > 0) {
-    for (const cell of cells)
-      failed = Boolean((await run.load(cell.server, cell.kinds, { durationS: settings.warmupS })).problems) || failed
+    for (const cell of cells) {
+      const { problems } = await run.load(cell.server, cell.kinds, { durationS: settings.warmupS })
+      if (problems) log(`warm-up (${cell.scenario.id}) ${cell.process}: UNEXPECTED ${problems}`)
+      failed ||= Boolean(problems)
+    }
     log(`warm-up: ${settings.warmupS} s per scenario and process, discarded`)
   }
   for (let round = 0; round < settings.rounds; round++) {

@@ -1,304 +1,324 @@
-// `npm run bench`: the service as users start it (`node dist/cli.js serve`, what `npm start` runs) against a bare
-// node:http baseline and a minimal Fastify app, in the same run, on 127.0.0.1, on SQLite and on PostgreSQL; prints
-// per-scenario medians over alternating rounds, ratios, targets, fixed-rate p99 and peak RSS. Exit code 1 when the
-// harness fails (a server does not start, a response has an unexpected status, a socket error); slow numbers
-// never fail it. Settings: bench/settings.ts; method and targets: docs/benchmarks.md.
+// `npm run bench`: the service as `npm start` runs it against the minimal Fastify apps and a bare node:http server, in
+// the same run, pinned, on SQLite and PostgreSQL; prints the figures and every target with its verdict
+// (docs/benchmarks.md). `--soak` (`npm run soak`) is its long mode: the service alone under a mixed load for minutes,
+// every status checked per kind, its memory sampled (docs/reliability.md). Exit code 1 when the harness fails (a
+// server does not start, an unexpected status, a socket error); a missed target never fails it.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { measureCommitLatency } from './commit-latency.js'
-import { collectCursorPaths, randomListPath } from './cursors.js'
-import { postgresDatabase, sqliteDatabase } from './databases.js'
-import { printHeader } from './header.js'
-import { launchTargets } from './launch.js'
-import { detectGenerators, type Generators, measure, pinTo, SERVER_CPU } from './load.js'
-import { preflight } from './preflight.js'
-import { killRunning, readMemory, type ServerProcess } from './processes.js'
-import { seededRandom } from './random.js'
-import { commitTable, integer, log, runScript, warn } from './report.js'
+import { parseArgs } from 'node:util'
+import ts from 'typescript'
+import { type BenchDatabase, commitMedianMs, postgresDatabase, sqliteDatabase } from './databases.js'
+import { cpuSeconds, killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
+import { log, median, printFigures, printHeader, printTargets, type Results } from './report.js'
 import {
-  type FixedRateRow,
-  fixedRateTable,
-  label,
-  type MemoryRow,
-  memoryTable,
-  type ResultRow,
-  type Runs,
-  resultRow,
-  resultsTable,
-} from './results.js'
-import { LARGE_PETS, SCENARIOS, type Scenario, type ScenarioContext, SEEDED_PETS, type TargetName } from './scenarios.js'
-import { type Database, readSettings, type Settings } from './settings.js'
-import { median } from './stats.js'
-import { transpileBenchFiles } from './transpile.js'
-import { type Measurement, problems, type Workload } from './workload.js'
+  AUTHORIZATION,
+  collectPools,
+  DATABASES,
+  type Database,
+  type Pools,
+  type Process,
+  preflight,
+  type RequestKind,
+  SCENARIOS,
+  SEEDED_PETS,
+} from './scenarios.js'
+import { soak } from './soak.js'
+import { type LoadOptions, type Measurement, runWrk, wrkVersion } from './wrk.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-/** A fixed key passed in API_KEYS (so no key is created at start-up); the baseline and the apps compare the header. */
-const API_KEY = 'bench-api-key-0123456789-abcdefghijklmnopqrstuvwxyz'
-const AUTHORIZATION = `Bearer ${API_KEY}`
-/** Paths in the mixed workload's pools: first pages, and next pages from `Link` headers. */
-const POOL_SIZE = 200
-/** Single-row commits timed by the SQLite commit probe, per `synchronous` setting. */
-const COMMIT_PROBES = 200
-/** The bench files run as plain JavaScript in their own processes, and the ones they import. */
-const TRANSPILED = ['baseline-server', 'fastify-sqlite-app', 'fastify-pg-app', 'autocannon-run', 'random', 'stats']
 
-/** Undo steps for everything started and not yet stopped (servers by PID, PostgreSQL, the temp dir), newest last. */
-const cleanups: (() => Promise<void> | void)[] = []
-let cleaning: Promise<void> | undefined
+/** The settings of one run, from the command line (readSettings). */
+export type Settings = ReturnType<typeof readSettings>
 
-/** Runs every pending undo step, newest first, once, even when a signal and the normal end both ask for it. */
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    killRunning()
-    await runCleanups(0)
-  })()
-  return cleaning
-}
+const OPTIONS = {
+  quick: { type: 'boolean' },
+  soak: { type: 'boolean' },
+  'skip-build': { type: 'boolean' },
+  scenarios: { type: 'string' },
+  databases: { type: 'string' },
+  duration: { type: 'string' },
+  rounds: { type: 'string' },
+  warmup: { type: 'string' },
+  connections: { type: 'string' },
+} as const
 
-/** Runs and removes the undo steps registered from index `from` on, newest first; failures are only reported. */
-async function runCleanups(from: number): Promise<void> {
-  while (cleanups.length > from) {
-    try {
-      await cleanups.pop()?.()
-    } catch (error) {
-      warn(`clean-up: ${error instanceof Error ? error.message : String(error)}`)
-    }
+/**
+ * Reads the options (docs/benchmarks.md, How to run); throws naming the option when one is unknown or out of range.
+ * Defaults: the bench 3 rounds × 5 s after a 2 s warm-up; `--quick` 1 round × 1 s (checks the harness; its figures
+ * mean nothing); `--soak` 300 s after a 30 s warm-up at 128 connections, on SQLite.
+ */
+export function readSettings(args: string[]) {
+  const { values } = parseArgs({ args, options: OPTIONS, strict: true })
+  const mode = values.soak ? 'soak' : values.quick ? 'quick' : 'bench'
+  const [duration, rounds, warmup, connections] = { bench: [5, 3, 2, 64], quick: [1, 1, 0, 64], soak: [300, 1, 30, 128] }[mode]
+  const int = (name: 'duration' | 'rounds' | 'warmup' | 'connections', fallback = 0, min: number, max: number) => {
+    const text = values[name] ?? String(fallback)
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+      throw new Error(`--${name} must be an integer from ${min} to ${max}.`)
+    return Number(text)
+  }
+  const list = <T extends string>(name: 'scenarios' | 'databases', allowed: readonly T[], fallback: readonly T[]) => {
+    const picked = values[name]?.split(',') ?? fallback
+    const unknown = picked.filter((each) => !allowed.includes(each as T))
+    if (unknown.length > 0) throw new Error(`--${name}: unknown ${unknown.join(', ')} (allowed: ${allowed.join(', ')}).`)
+    return allowed.filter((each) => picked.includes(each))
+  }
+  const ids = SCENARIOS.map((each) => each.id)
+  return {
+    quick: mode === 'quick',
+    soak: mode === 'soak',
+    skipBuild: values['skip-build'] === true,
+    scenarios: list('scenarios', ids, ids),
+    databases: list('databases', DATABASES, mode === 'soak' ? ['sqlite'] : DATABASES),
+    durationS: int('duration', duration, 1, 86_400),
+    rounds: int('rounds', rounds, 1, 9),
+    warmupS: int('warmup', warmup, 0, 3600),
+    connections: int('connections', connections, 1, 1024),
   }
 }
+
+/** What every part of a run needs: where things are, how servers and wrk are started, and what to undo. */
+export interface Run {
+  settings: Settings
+  /** The project's own node (node_modules/.bin/node, Node 24), which runs every server. */
+  node: string
+  tmp: string
+  /** `taskset -c CPU` when pinning is possible, else nothing. */
+  pin(cpu: number): string[]
+  /** Loads one server with one workload from CPU 1, and measures the server's CPU time per request. */
+  load(server: ServerProcess, kinds: RequestKind[], extra?: Partial<LoadOptions>): Promise<Measurement>
+  /** Starts the service, a reference, or the bare server on CPU 0, on `database`. */
+  start(process: Process, database: BenchDatabase, env?: NodeJS.ProcessEnv): Promise<ServerProcess>
+  /** Undo steps, run newest first at the end or on a signal. */
+  cleanups: (() => Promise<void> | void)[]
+}
+
+let seed = 0
 
 async function main(): Promise<void> {
   const startedAt = Date.now()
-  const settings = readSettings(process.env)
+  const settings = readSettings(process.argv.slice(2))
+  const wrk = wrkVersion()
+  const ownNode = join(ROOT, 'node_modules/.bin/node')
+  const node = existsSync(ownNode) ? ownNode : process.execPath
+  const pinned = spawnSync('taskset', ['--version']).error === undefined && availableParallelism() >= 2
   const tmp = mkdtempSync(join(tmpdir(), 'animal-store-bench-'))
-  cleanups.push(() => rmSync(tmp, { recursive: true, force: true }))
-  cleanups.push(transpileBenchFiles(ROOT, tmp, TRANSPILED))
-  const generators = detectGenerators(tmp, join(tmp, 'autocannon-run.js'), settings.forceAutocannon)
-  printHeader(ROOT, settings, generators)
-  if (!settings.skipBuild) build()
-  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build`.')
-  let failed = false
-  try {
-    for (const database of settings.databases) {
-      const scenarios = SCENARIOS.filter((each) => settings.scenarios.includes(each.id) && each.on[database])
-      if (scenarios.length === 0) continue
-      failed = (await benchDatabase(database, scenarios, settings, generators, tmp)) || failed
-    }
-  } finally {
-    await cleanUp()
-  }
-  log(`\nTotal bench time: ${((Date.now() - startedAt) / 1000).toFixed(0)} s; load average now ${loadavg()[0]?.toFixed(2)}`)
-  if (failed) {
-    warn('some requests got an unexpected status or a socket error: the figures above do not measure what they claim')
-    process.exitCode = 1
-  }
-}
-
-/** Runs the scenarios of one database; resolves to true when any response had an unexpected status. */
-async function benchDatabase(
-  database: Database,
-  scenarios: Scenario[],
-  settings: Settings,
-  generators: Generators,
-  tmp: string,
-): Promise<boolean> {
-  log(`\n## ${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}\n`)
-  const mark = cleanups.length
-  try {
-    return await benchStarted(database, scenarios, settings, generators, tmp)
-  } finally {
-    if (!cleaning) await runCleanups(mark)
-  }
-}
-
-/** benchDatabase's work; what it starts is registered in `cleanups` and stopped by its caller. */
-async function benchStarted(
-  database: Database,
-  scenarios: Scenario[],
-  settings: Settings,
-  generators: Generators,
-  tmp: string,
-): Promise<boolean> {
-  const setupStart = Date.now()
-  const needed = new Set(scenarios.flatMap((each) => each.on[database]?.targets ?? []))
-  const servers = new Map<TargetName, ServerProcess>()
-  const stopServers = async () => {
-    const list = [...servers.values()]
-    servers.clear()
-    await Promise.all(list.map((server) => server.stop()))
-  }
-  cleanups.push(stopServers)
-  let databaseUrl: string
-  let largeUrl: string | undefined
-  let sqlitePath: string | undefined
-  if (database === 'sqlite') {
-    sqlitePath = join(tmp, 'sqlite-10k.db')
-    databaseUrl = await sqliteDatabase(ROOT, sqlitePath, SEEDED_PETS)
-    if (needed.has('service-1m')) largeUrl = await sqliteDatabase(ROOT, join(tmp, 'sqlite-1m.db'), LARGE_PETS)
-  } else {
-    const postgres = await postgresDatabase(ROOT, SEEDED_PETS)
-    cleanups.push(() => postgres.server.destroy())
-    databaseUrl = postgres.url
-  }
-  log(
-    `seeded ${integer(SEEDED_PETS)} pets${largeUrl ? ` (and ${integer(LARGE_PETS)} in a second file for (f))` : ''} ` +
-      `straight through the driver in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`,
-  )
-
-  const afterReady = new Map<TargetName, number>()
-  await launchTargets(servers, afterReady, {
-    root: ROOT,
+  const run: Run = {
+    settings,
+    node,
     tmp,
-    database,
-    needed,
-    prefix: pinTo(generators, SERVER_CPU),
-    databaseUrl,
-    largeUrl,
-    sqlitePath,
-    apiKey: API_KEY,
-  })
-  const server = (name: TargetName) => {
-    const found = servers.get(name)
-    if (!found) throw new Error(`${name} is not running`)
-    return found
+    pin: (cpu) => (pinned ? ['taskset', '-c', String(cpu)] : []),
+    load: async (server, kinds, extra) => {
+      const cpuBefore = cpuSeconds(server.pid)
+      const measured = await runWrk({
+        origin: server.origin,
+        kinds,
+        authorization: AUTHORIZATION,
+        connections: settings.connections,
+        durationS: settings.durationS,
+        dir: tmp,
+        prefix: run.pin(1),
+        seed: ++seed,
+        ...extra,
+      })
+      return { ...measured, cpuUs: ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6 }
+    },
+    start: (process, database, env) => startProcess(run, process, database, env),
+    cleanups: [() => rmSync(tmp, { recursive: true, force: true })],
   }
-
-  const random = seededRandom(7)
-  const context: ScenarioContext = {
-    seededPets: SEEDED_PETS,
-    listPaths: Array.from({ length: POOL_SIZE }, () => randomListPath(random)),
-    cursorPaths: scenarios.some((each) => each.id === 'g')
-      ? await collectCursorPaths(server('service').origin, AUTHORIZATION, POOL_SIZE, random)
-      : [],
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping what the bench started`)
+      cleanUp(run).finally(() => process.exit(130))
+    })
   }
-  const workloads = new Map(scenarios.map((each) => [each.id, each.workload(context)]))
-  const workload = (scenario: Scenario) => workloads.get(scenario.id) as Workload
-  const targets = (scenario: Scenario) => scenario.on[database]?.targets ?? []
-
-  await preflight(
-    scenarios.flatMap((each) => targets(each).map((name) => ({ scenario: each, target: server(name) }))),
-    workload,
-    AUTHORIZATION,
-  )
-  const load = (origin: string, durationS: number) => ({
-    origin,
-    authorization: AUTHORIZATION,
-    connections: settings.connections,
-    durationS,
-  })
   let failed = false
-  // A warm-up run with no response at all (a stall on a busy machine) is reported but is no harness failure.
-  const check = (what: string, scenario: Scenario, result: Measurement, warmup = false) => {
-    const trouble = problems(workload(scenario), result)
-    if (trouble) {
-      warn(`${what}: ${trouble}`)
-      failed ||= !(warmup && result.completed === 0 && result.errors === 0)
+  try {
+    printHeader(ROOT, node, `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(), wrk, pinned)
+    if (!settings.skipBuild) build(node)
+    run.cleanups.push(transpileReferences(tmp))
+    if (settings.soak) {
+      for (const database of settings.databases) failed = (await soak(run, database, await openDatabase(run, database))) || failed
+    } else {
+      const results: Results = { rounds: new Map(), halfRate: new Map(), peakKiB: new Map() }
+      for (const database of settings.databases) failed = (await benchDatabase(run, database, results)) || failed
+      for (const database of settings.databases) printFigures(results, database, settings.rounds)
+      const missed = printTargets(results)
+      log(`\n${missed} target(s) missed${settings.quick ? ' (--quick: these figures mean nothing)' : ''}`)
     }
+  } finally {
+    await cleanUp(run)
   }
-
-  if (settings.warmupS > 0) {
-    for (const scenario of scenarios) {
-      for (const name of targets(scenario)) {
-        const result = await measure(generators, workload(scenario), load(server(name).origin, settings.warmupS))
-        check(`warm-up (${scenario.id}) on ${label(name)}`, scenario, result, true)
-      }
-    }
-    log(`warm-up done (${settings.warmupS} s per scenario and target, discarded)`)
-  }
-
-  const runs: Runs = new Map()
-  for (let round = 0; round < settings.rounds; round++) {
-    for (const scenario of scenarios) {
-      for (const name of rotate(targets(scenario), round)) {
-        const result = await measure(generators, workload(scenario), load(server(name).origin, settings.durationS))
-        const key = `${scenario.id}/${name}`
-        runs.set(key, [...(runs.get(key) ?? []), result])
-        log(
-          `round ${round + 1}/${settings.rounds} (${scenario.id}) ${label(name).padEnd(20)} ${integer(result.reqPerSec).padStart(6)} req/s  ` +
-            `p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  statuses ${statusList(result.statuses)}`,
-        )
-        check(`(${scenario.id}) on ${label(name)}`, scenario, result)
-      }
-    }
-  }
-
-  const fixedRows: FixedRateRow[] = []
-  for (const scenario of scenarios.filter((each) => each.fixedRate)) {
-    const saturated = median((runs.get(`${scenario.id}/service`) ?? []).map((each) => each.reqPerSec))
-    const rate = Math.max(1, Math.round(saturated / 2))
-    const measured = await measure(generators, workload(scenario), {
-      ...load(server('service').origin, settings.durationS),
-      overallRate: rate,
-    })
-    check(`fixed-rate (${scenario.id})`, scenario, measured)
-    fixedRows.push({
-      scenario: `(${scenario.id}) ${scenario.title}`,
-      offeredPerSec: rate,
-      measured,
-      problems: problems(workload(scenario), measured),
-    })
-    log(`fixed rate (${scenario.id}) ${integer(rate)} req/s offered: p99 ${measured.p99Ms.toFixed(2)} ms (${measured.generator})`)
-  }
-
-  const memoryRows: MemoryRow[] = [...servers].map(([name, each]) => ({
-    process: label(name),
-    afterReadyKiB: afterReady.get(name) ?? Number.NaN,
-    peakKiB: readMemory(each.pid)?.hwmKiB ?? Number.NaN,
-    judged: name === 'service',
-  }))
-  const serviceLog = server('service').stdoutFile
-  await stopServers()
-  log(`service log: ${countLines(serviceLog)} lines at the default LOG_LEVEL (info), written to a file`)
-
-  const rows: ResultRow[] = scenarios.map((each) => resultRow(each, database, workload(each), runs))
-  const name = database === 'sqlite' ? 'SQLite' : 'PostgreSQL'
-  log(`\n### Results, ${name} (medians of ${settings.rounds} rounds; ratios: median of per-round ratios)\n`)
-  log(resultsTable(rows))
-  if (fixedRows.length > 0) {
-    log(`\n### p99 at a fixed rate of half the service's saturated throughput, ${name} (autocannon overallRate)\n`)
-    log(fixedRateTable(fixedRows))
-  }
-  log(`\n### Memory, ${name} (/proc/PID/status)\n`)
-  log(memoryTable(memoryRows))
-  if (sqlitePath) {
-    log(`\n### One createPet commit outside HTTP (${COMMIT_PROBES} single-row inserts, the 10k database file)\n`)
-    log(
-      commitTable([
-        measureCommitLatency(sqlitePath, 'FULL', COMMIT_PROBES),
-        measureCommitLatency(sqlitePath, 'NORMAL', COMMIT_PROBES),
-      ]),
-    )
-  }
-  return failed || rows.some((row) => row.problems)
+  log(`\nTotal time ${((Date.now() - startedAt) / 1000).toFixed(0)} s; load average now ${loadavg()[0]?.toFixed(2)}`)
+  if (failed)
+    throw new Error('some answers had an unexpected status or a socket error: the figures do not measure what they claim')
 }
 
-/** Builds dist/ with the project's own compiler (`tsc -p .`), bounded to 3 minutes. */
-function build(): void {
+async function cleanUp(run: Run): Promise<void> {
+  killChildren()
+  for (let step = run.cleanups.pop(); step; step = run.cleanups.pop()) await step()
+}
+
+/** Builds dist/ with the project's compiler (`tsc -p .`), bounded to 3 minutes. */
+function build(node: string): void {
   log('building dist/ (tsc -p .) ...')
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
+  const result = spawnSync(node, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.'], {
     cwd: ROOT,
     stdio: 'inherit',
     timeout: 180_000,
   })
-  if (result.status !== 0) throw new Error(`tsc -p . failed (status ${result.status}, ${result.error ?? 'see above'})`)
+  if (result.status !== 0) throw new Error(`tsc -p . failed (status ${result.status})`)
 }
 
-function statusList(statuses: Record<string, number>): string {
-  return Object.entries(statuses)
-    .map(([status, count]) => `${status}×${count}`)
-    .join(' ')
+/**
+ * Writes bench/references.ts as plain JavaScript to `dir`/references.js (no TypeScript loader in the references'
+ * memory), with a link to the project's node_modules for its imports. Returns the undo: removes the link (before the
+ * folder is deleted, so nothing ever follows it out).
+ */
+export function transpileReferences(dir: string): () => void {
+  const source = readFileSync(join(ROOT, 'bench/references.ts'), 'utf8')
+  const options = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
+  writeFileSync(join(dir, 'references.js'), ts.transpileModule(source, { compilerOptions: options }).outputText)
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  return () => unlinkSync(join(dir, 'node_modules'))
 }
 
-function rotate<T>(items: T[], by: number): T[] {
-  const shift = by % items.length
-  return [...items.slice(shift), ...items.slice(0, shift)]
+/** A migrated database seeded with SEEDED_PETS pets, destroyed at the end. */
+async function openDatabase(run: Run, database: Database): Promise<BenchDatabase> {
+  const opened =
+    database === 'sqlite'
+      ? await sqliteDatabase(run.node, ROOT, run.tmp, SEEDED_PETS)
+      : await postgresDatabase(run.node, ROOT, SEEDED_PETS)
+  run.cleanups.push(() => opened.destroy())
+  return opened
 }
 
-function countLines(path: string): number {
-  return readFileSync(path, 'utf8').split('\n').length - 1
+/** Starts `process` on CPU 0 and registers its stop; the service exactly as `npm start` runs it (package.json). */
+async function startProcess(
+  run: Run,
+  process: Process,
+  database: BenchDatabase,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
+  const base = { PATH: globalThis.process.env.PATH, HOME: globalThis.process.env.HOME }
+  const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string
+  const [command, ...args] = start.split(/\s+/)
+  if (command !== 'node') throw new Error(`npm start is not \`node …\`: ${start}`)
+  const argv =
+    process === 'service'
+      ? [run.node, ...args.map((arg) => (arg.endsWith('.js') ? join(ROOT, arg) : arg))]
+      : [
+          run.node,
+          join(run.tmp, 'references.js'),
+          process === 'bare' ? 'bare' : database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres',
+        ]
+  const serviceEnv = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATABASE_URL: database.url,
+    API_KEYS: AUTHORIZATION.slice('Bearer '.length),
+    // The highest limits the service accepts: still counted on every request, never reached at bench rates.
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    AUTH_FAILURES_PER_MINUTE: '10000000',
+    METRICS_PORT: '0',
+  }
+  const referenceEnv = { BENCH_AUTHORIZATION: AUTHORIZATION, BENCH_DATABASE: database.location, BENCH_POOL_MAX: '5' }
+  const stdout = join(run.tmp, `${process}-${seed++}.out`)
+  const server = await startServer(
+    process,
+    [...run.pin(0), ...argv],
+    { ...base, ...(process === 'service' ? serviceEnv : referenceEnv), ...env },
+    stdout,
+  )
+  run.cleanups.push(() => server.stop())
+  log(`${process}: pid ${server.pid}, ${server.origin}, \`${argv.join(' ').replaceAll(run.tmp, '$TMP').replaceAll(ROOT, '')}\``)
+  return server
 }
 
-runScript('bench', main, cleanUp)
+/** Every selected scenario on `database`: warm-up, alternating rounds, half-rate runs, peak RSS. True on a harness failure. */
+async function benchDatabase(run: Run, database: Database, results: Results): Promise<boolean> {
+  const { settings } = run
+  const scenarios = SCENARIOS.filter((each) => settings.scenarios.includes(each.id) && each.on[database])
+  if (scenarios.length === 0) return false
+  log(`\n## ${database}: seeding ${SEEDED_PETS} pets, starting the servers`)
+  const opened = await openDatabase(run, database)
+  const mark = run.cleanups.length
+  const servers = new Map<Process, ServerProcess>()
+  for (const process of ['service', 'fastify', 'bare'] as const) {
+    if (scenarios.some((each) => each.on[database]?.processes.includes(process)))
+      servers.set(process, await run.start(process, opened))
+  }
+  const pools = new Map<Process, Pools>()
+  const pool = async (process: Process) => {
+    if (!pools.has(process)) pools.set(process, await collectPools((servers.get(process) as ServerProcess).origin))
+    return pools.get(process) as Pools
+  }
+  const cells = []
+  for (const scenario of scenarios) {
+    for (const process of scenario.on[database]?.processes ?? []) {
+      const kinds = scenario.kinds(
+        scenario.id === 'g' ? await pool(process) : { seeded: SEEDED_PETS, firstPages: [], nextPages: [] },
+      )
+      await preflight((servers.get(process) as ServerProcess).origin, kinds)
+      cells.push({ scenario, process, kinds, server: servers.get(process) as ServerProcess })
+    }
+  }
+  let failed = false
+  if (settings.warmupS > 0) {
+    for (const cell of cells) {
+      const { problems } = await run.load(cell.server, cell.kinds, { durationS: settings.warmupS })
+      if (problems) log(`warm-up (${cell.scenario.id}) ${cell.process}: UNEXPECTED ${problems}`)
+      failed ||= Boolean(problems)
+    }
+    log(`warm-up: ${settings.warmupS} s per scenario and process, discarded`)
+  }
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const scenario of scenarios) {
+      const inScenario = cells.filter((cell) => cell.scenario === scenario)
+      // The order rotates from round to round (A B C, B C A, C A B), so no process always runs first.
+      for (const cell of [...inScenario.slice(round % inScenario.length), ...inScenario.slice(0, round % inScenario.length)]) {
+        const measured = await run.load(cell.server, cell.kinds)
+        const key = `${database}/${scenario.id}/${cell.process}`
+        results.rounds.set(key, [...(results.rounds.get(key) ?? []), measured])
+        failed ||= Boolean(measured.problems)
+        log(
+          `round ${round + 1} (${scenario.id}) ${cell.process.padEnd(7)} ${measured.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+            `p50 ${measured.p50Ms.toFixed(2)} ms  p99 ${measured.p99Ms.toFixed(2)} ms  CPU ${measured.cpuUs?.toFixed(0)} µs/req${measured.problems ? `  UNEXPECTED ${measured.problems}` : ''}`,
+        )
+      }
+    }
+  }
+  for (const cell of cells.filter((each) => each.process === 'service' && each.scenario.halfRate && database === 'sqlite')) {
+    const saturated = median((results.rounds.get(`${database}/${cell.scenario.id}/service`) ?? []).map((each) => each.reqPerSec))
+    const offered = Math.max(1, Math.round(saturated / 2))
+    // wrk's pauses come out longer than asked on a busy machine: a short first run calibrates the rate asked for.
+    const probe = await run.load(cell.server, cell.kinds, { rate: offered, durationS: Math.min(2, settings.durationS) })
+    const asked = Math.round(offered * Math.min(3, offered / Math.max(1, probe.reqPerSec)))
+    const measured = await run.load(cell.server, cell.kinds, { rate: asked })
+    results.halfRate.set(`${database}/${cell.scenario.id}`, { offered, measured })
+    failed ||= Boolean(measured.problems)
+    log(
+      `half rate (${cell.scenario.id}) ${offered} req/s offered, ${measured.reqPerSec.toFixed(0)} achieved: p99 ${measured.p99Ms.toFixed(2)} ms`,
+    )
+  }
+  for (const [process, server] of servers)
+    results.peakKiB.set(`${database}/${process}`, readMemory(server.pid)?.hwmKiB ?? Number.NaN)
+  while (run.cleanups.length > mark) await run.cleanups.pop()?.()
+  if (database === 'sqlite')
+    log(`one commit on this disk (WAL, synchronous=FULL, outside HTTP): median ${commitMedianMs(opened.location).toFixed(3)} ms`)
+  return failed
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().then(
+    () => process.exit(),
+    (error: unknown) => {
+      process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`)
+      process.exit(1)
+    },
+  )
+}

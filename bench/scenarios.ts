@@ -1,59 +1,79 @@
-// The bench scenarios (a)–(h): what each sends, which processes it runs against, and the target it is judged by.
-import type { Database, ScenarioId } from './settings.js'
-import type { Workload } from './workload.js'
+// What the bench sends: the scenarios (their requests, the processes they run against on each database, the targets
+// the report judges: docs/benchmarks.md, Targets, states the same), the soak's mix, the pools of list paths they draw
+// from, and the preflight that checks one answer of each kind before any load.
 
-/** The processes a scenario may run against on one database. */
-export type TargetName = 'service' | 'service-1m' | 'baseline' | 'reference'
+/** The processes a scenario runs against: the service as shipped, and the references of bench/references.ts. */
+export type Process = 'service' | 'fastify' | 'bare'
+/** The databases, in run order. */
+export const DATABASES = ['sqlite', 'postgres'] as const
+/** One database. */
+export type Database = (typeof DATABASES)[number]
 
-/** What the workloads draw from, gathered after seeding. */
-export interface ScenarioContext {
-  /** Pets seeded with ids 1..seededPets. */
-  seededPets: number
-  /** Random first-page listPets paths (random limit and status). */
-  listPaths: string[]
-  /** Next-page paths taken from the service's own `Link` headers. */
-  cursorPaths: string[]
+/** One kind of request; each request picks a kind by weight, then one of its paths (or a random id) at random. */
+export interface RequestKind {
+  weight: number
+  method: 'GET' | 'POST'
+  /** Paths with their query; with `ids`, one prefix such as `/v1/pets/` followed by a random id in that range. */
+  paths: string[]
+  ids?: [number, number]
+  /** A JSON body, sent with `Content-Type: application/json`. */
+  body?: string
+  /** Whether the API key is sent (`Authorization: Bearer …`), or a key no server accepts (`'wrong'`). */
+  key: boolean | 'wrong'
+  /** The only status this kind may be answered with. */
+  expected: number
 }
 
-/** How a scenario is judged: the median per-round ratio of `numerator` to `denominator` req/s is at least `min`. */
-export interface Target {
-  numerator: TargetName
-  denominator: TargetName
+/** What the workloads draw from, gathered per process after start-up. */
+export interface Pools {
+  /** Pets seeded with ids 1..seeded. */
+  seeded: number
+  /** First-page list paths with a random `limit` and `status`, the same for every process. */
+  firstPages: string[]
+  /** Next-page paths from this process's own `Link` headers, reached from `firstPages`. */
+  nextPages: string[]
+}
+
+/** A ratio target: the median per-round ratio of the service's req/s to `over`'s is at least `min`. */
+export interface Ratio {
+  over: Exclude<Process, 'service'>
   min: number
 }
 
-/** One scenario on the databases it runs on. */
+/** One scenario: its requests, and per database the processes it runs against and the targets it is judged by. */
 export interface Scenario {
-  id: ScenarioId
+  id: string
   title: string
-  /** Per database: the processes it runs against (rotated from round to round), and its target if any. */
-  on: Partial<Record<Database, { targets: TargetName[]; target?: Target }>>
-  /** Whether p99 at a fixed rate of half the service's throughput is measured and judged (≤ 10 ms). */
-  fixedRate: boolean
-  workload(context: ScenarioContext): Workload
+  kinds(pools: Pools): RequestKind[]
+  on: Partial<Record<Database, { processes: Process[]; targets: Ratio[] }>>
+  /** Whether the service's p99 at half its saturated rate is measured (SQLite) and judged against HALF_RATE_P99_MS. */
+  halfRate: boolean
 }
 
-/** The body every createPet request sends. */
-export const NEW_PET = JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' })
-/** The pets seeded for every scenario but (f)'s large side. */
+/** A fixed key passed in API_KEYS (so none is created at start-up); the references compare the header as a string. */
+export const AUTHORIZATION = 'Bearer bench-api-key-0123456789-abcdefghijklmnopqrstuvwxyz'
+/** A well-formed key no server accepts. */
+export const WRONG_AUTHORIZATION = 'Bearer wrong-key-0123456789-abcdefghijklmnopqrstuvwxyz'
+/** The body every create sends. */
+export const NEW_PET = '{"name":"bench-pet","categoryId":7,"status":"available"}'
+/** The pets seeded before any load. */
 export const SEEDED_PETS = 10_000
-/** The pets seeded for (f)'s large side. */
-export const LARGE_PETS = 1_000_000
-/** The highest p99 (ms) at half the saturated rate the target allows. */
-export const FIXED_RATE_P99_MS = 10
-/** The highest service peak RSS (MB, 10^6 bytes) the target allows. */
-export const PEAK_RSS_MB = 100
+/** The highest p99 (ms) at half the saturated rate that meets its target. */
+export const HALF_RATE_P99_MS = 5
+/** The service's peak RSS may be at most this multiple of the minimal Fastify app's (same database, same run). */
+export const PEAK_RSS_RATIO = 1.2
 
-const vsBaseline = (min: number): Target => ({ numerator: 'service', denominator: 'baseline', min })
-const vsReference = (min: number): Target => ({ numerator: 'service', denominator: 'reference', min })
-const all: TargetName[] = ['service', 'baseline', 'reference']
-const one = (
-  method: 'GET' | 'POST',
-  path: string,
-  expectedStatus: number,
-  extra: { body?: string; authorized?: boolean } = {},
-) => ({
-  kinds: [{ weight: 1, method, paths: [path], expectedStatus, authorized: extra.authorized ?? true, body: extra.body }],
+const all: Process[] = ['service', 'fastify', 'bare']
+const one =
+  (method: 'GET' | 'POST', path: string, expected: number, extra: Partial<RequestKind> = {}) =>
+  () => [{ weight: 1, method, paths: [path], expected, key: true, ...extra } satisfies RequestKind]
+const getById = (pools: Pools, weight = 1): RequestKind => ({
+  weight,
+  method: 'GET',
+  paths: ['/v1/pets/'],
+  ids: [1, pools.seeded],
+  key: true,
+  expected: 200,
 })
 
 /** Every scenario, in letter order. */
@@ -61,109 +81,142 @@ export const SCENARIOS: Scenario[] = [
   {
     id: 'a',
     title: 'list 20',
+    kinds: one('GET', '/v1/pets?limit=20', 200),
     on: {
-      sqlite: { targets: all, target: vsBaseline(0.4) },
-      postgres: { targets: all, target: vsReference(1.5) },
+      sqlite: { processes: all, targets: [{ over: 'fastify', min: 1.0 }] },
+      postgres: { processes: ['service', 'fastify'], targets: [{ over: 'fastify', min: 1.2 }] },
     },
-    fixedRate: true,
-    workload: () => one('GET', '/v1/pets?limit=20', 200),
+    halfRate: true,
   },
   {
     id: 'b',
     title: 'list 100 by status',
-    on: { sqlite: { targets: all, target: vsBaseline(0.25) } },
-    fixedRate: false,
-    workload: () => one('GET', '/v1/pets?limit=100&status=available', 200),
+    kinds: one('GET', '/v1/pets?limit=100&status=available', 200),
+    on: { sqlite: { processes: all, targets: [{ over: 'fastify', min: 1.1 }] } },
+    halfRate: false,
   },
   {
     id: 'c',
     title: 'create',
+    kinds: one('POST', '/v1/pets', 201, { body: NEW_PET }),
     on: {
-      sqlite: { targets: all, target: vsBaseline(0.4) },
-      postgres: { targets: ['service', 'baseline'] },
+      sqlite: {
+        processes: all,
+        targets: [
+          { over: 'fastify', min: 3 },
+          { over: 'bare', min: 0.4 },
+        ],
+      },
     },
-    fixedRate: true,
-    workload: () => one('POST', '/v1/pets', 201, { body: NEW_PET }),
+    halfRate: true,
   },
   {
     id: 'd',
     title: 'get by id',
+    kinds: (pools) => [getById(pools)],
     on: {
-      sqlite: { targets: all, target: vsBaseline(0.75) },
-      postgres: { targets: all, target: vsReference(1.5) },
+      sqlite: { processes: all, targets: [{ over: 'fastify', min: 0.9 }] },
+      postgres: { processes: ['service', 'fastify'], targets: [{ over: 'fastify', min: 1.2 }] },
     },
-    fixedRate: true,
-    workload: (context) => ({
-      kinds: [
-        {
-          weight: 1,
-          method: 'GET',
-          paths: ['/v1/pets/'],
-          idRange: [1, context.seededPets],
-          authorized: true,
-          expectedStatus: 200,
-        },
-      ],
-    }),
+    halfRate: true,
   },
   {
     id: 'e',
     title: '401',
-    on: { sqlite: { targets: all, target: vsBaseline(0.85) } },
-    fixedRate: false,
-    workload: () => one('GET', '/v1/pets', 401, { authorized: false }),
-  },
-  {
-    id: 'f',
-    title: 'list 20 sold, 1M rows vs 10k',
-    on: {
-      sqlite: { targets: ['service-1m', 'service'], target: { numerator: 'service-1m', denominator: 'service', min: 0.9 } },
-    },
-    fixedRate: false,
-    workload: () => one('GET', '/v1/pets?limit=20&status=sold', 200),
+    kinds: one('GET', '/v1/pets', 401, { key: false }),
+    on: { sqlite: { processes: ['service', 'bare'], targets: [{ over: 'bare', min: 0.85 }] } },
+    halfRate: false,
   },
   {
     id: 'g',
     title: 'mixed 75/20/5',
-    on: {
-      sqlite: { targets: ['service', 'baseline'], target: vsBaseline(0.35) },
-      postgres: { targets: ['service', 'baseline'] },
-    },
-    fixedRate: false,
-    workload: (context) => ({
-      kinds: [
-        { weight: 37.5, method: 'GET', paths: context.listPaths, authorized: true, expectedStatus: 200 },
-        { weight: 37.5, method: 'GET', paths: context.cursorPaths, authorized: true, expectedStatus: 200 },
-        { weight: 20, method: 'POST', paths: ['/v1/pets'], body: NEW_PET, authorized: true, expectedStatus: 201 },
-        {
-          weight: 5,
-          method: 'GET',
-          paths: ['/v1/pets/'],
-          idRange: [1, context.seededPets],
-          authorized: true,
-          expectedStatus: 200,
-        },
-      ],
-    }),
-  },
-  {
-    id: 'h',
-    title: 'list 100 by status, gzip',
-    // (b) with `Accept-Encoding: gzip`: the service compresses the 8 KB page (the baseline does not);
-    // (h) against (b) is what compression costs. No target: compression is the client's choice.
-    on: { sqlite: { targets: ['service', 'baseline'] } },
-    fixedRate: false,
-    workload: () => ({
-      kinds: [
-        {
-          weight: 1,
-          method: 'GET',
-          paths: ['/v1/pets?limit=100&status=available'],
-          authorized: true,
-          acceptEncoding: 'gzip',
-          expectedStatus: 200,
-        },
-      ],
-    }),
+    kinds: (pools) => [
+      { weight: 37.5, method: 'GET', paths: pools.firstPages, key: true, expected: 200 },
+      { weight: 37.5, method: 'GET', paths: pools.nextPages, key: true, expected: 200 },
+      { weight: 20, method: 'POST', paths: ['/v1/pets'], body: NEW_PET, key: true, expected: 201 },
+      getById(pools, 5),
+    ],
+    on: { sqlite: { processes: ['service', 'fastify'], targets: [{ over: 'fastify', min: 1.0 }] } },
+    halfRate: false,
   },
 ]
+
+/** The soak's mix (`--soak`, the service alone): the bench's requests plus the refusals a real client meets. */
+export function soakKinds(pools: Pools): RequestKind[] {
+  const create = (weight: number, categoryId: string): RequestKind => ({
+    weight,
+    method: 'POST',
+    paths: ['/v1/pets'],
+    body: `{"name":"soak-pet","categoryId":${categoryId},"status":"pending"}`,
+    key: true,
+    expected: 201,
+  })
+  return [
+    { weight: 34, method: 'GET', paths: pools.firstPages, key: true, expected: 200 },
+    { weight: 33, method: 'GET', paths: pools.nextPages, key: true, expected: 200 },
+    create(17, '7'),
+    // Above 2^53: the service must keep every digit.
+    create(2, '9007199254740993'),
+    getById(pools, 10),
+    { weight: 1, method: 'GET', paths: ['/v1/pets'], key: false, expected: 401 },
+    // A body the service never reads (auth fails first): the connection must close cleanly.
+    {
+      weight: 1,
+      method: 'POST',
+      paths: ['/v1/pets'],
+      body: '{"name":"never stored","categoryId":1}',
+      key: 'wrong',
+      expected: 401,
+    },
+    { weight: 1, method: 'POST', paths: ['/v1/pets'], body: '{"categoryId":7,"colour":"red"}', key: true, expected: 400 },
+    { weight: 1, method: 'GET', paths: ['/v1/pets?limit=0&status=lost'], key: true, expected: 400 },
+  ]
+}
+
+/** `≥ 1.0 × minimal Fastify`: a ratio target as the report and docs/benchmarks.md state it. */
+export function describeRatio(ratio: Ratio): string {
+  return `≥ ${ratio.min.toFixed(2)} × ${ratio.over === 'fastify' ? 'minimal Fastify' : 'bare node:http'}`
+}
+
+/** First-page list paths (random limit and status; fixed seed) and the next pages `origin`'s own `Link` headers give. */
+export async function collectPools(origin: string): Promise<Pools> {
+  let state = 7
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0
+    return state / 2 ** 32
+  }
+  const firstPages = Array.from({ length: 200 }, () => {
+    const status = [undefined, 'available', 'pending', 'sold'][Math.floor(random() * 4)]
+    return `/v1/pets?limit=${1 + Math.floor(random() * 100)}${status ? `&status=${status}` : ''}`
+  })
+  const nextPages: string[] = []
+  for (const first of firstPages) {
+    let path: string | undefined = first
+    for (let depth = 0; path !== undefined && depth < 3 && nextPages.length < 200; depth++) {
+      const response: Response = await fetch(origin + path, { headers: { authorization: AUTHORIZATION } })
+      await response.arrayBuffer()
+      if (response.status !== 200) throw new Error(`collecting next pages: GET ${path} answered ${response.status}`)
+      path = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+      if (path !== undefined) nextPages.push(path)
+    }
+  }
+  if (nextPages.length < 200) throw new Error(`collecting next pages: only ${nextPages.length} found`)
+  return { seeded: SEEDED_PETS, firstPages, nextPages }
+}
+
+/** One request of each kind to `origin`, each status checked, before any load. */
+export async function preflight(origin: string, kinds: RequestKind[]): Promise<void> {
+  for (const kind of kinds) {
+    const path = `${kind.paths[0]}${kind.ids ? kind.ids[1] : ''}`
+    const headers: Record<string, string> = kind.body === undefined ? {} : { 'content-type': 'application/json' }
+    if (kind.key) headers.authorization = kind.key === 'wrong' ? WRONG_AUTHORIZATION : AUTHORIZATION
+    const response = await fetch(origin + path, {
+      method: kind.method,
+      headers,
+      ...(kind.body !== undefined && { body: kind.body }),
+    })
+    await response.arrayBuffer()
+    if (response.status !== kind.expected)
+      throw new Error(`preflight: ${kind.method} ${path} on ${origin} answered ${response.status}, not ${kind.expected}`)
+  }
+}

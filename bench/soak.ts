@@ -1,214 +1,79 @@
-// `npm run soak`: a bounded soak of the built service (node dist/cli.js serve, as a child process on 127.0.0.1) under
-// mixed traffic at high concurrency, checking every response's status and sampling the service's RSS every second.
-// It runs dist/ as it is: build first (`npm run build`). Exit code 1 on an unexpected status, a socket error or
-// timeout, or a service that died; the figures are printed either way. RSS growth is reported against its target
-// (< 10 %) but does not change the exit code.
-//
-// Settings (environment, each bounded):
-//   SOAK_DURATION_S    measured seconds after the warm-up (default 300, 1–86400)
-//   SOAK_CONNECTIONS   concurrent keep-alive connections (default 128, 1–1024)
-//   SOAK_WARMUP_S      seconds of the same traffic before measuring (default 30, 0–3600); statuses are checked
-//   SOAK_DATABASE_URL  the service's DATABASE_URL (e.g. postgres://…); default: a temporary SQLite file
+// The bench's long mode (`npm run soak`, `bench/run.ts --soak`): the service alone under the soak's mix for minutes,
+// every answer's status checked against its request kind, its RSS sampled every second (docs/reliability.md).
+import { readFileSync } from 'node:fs'
+import type { BenchDatabase } from './databases.js'
+import { readMemory } from './processes.js'
+import { log, median } from './report.js'
+import type { Run } from './run.js'
+import { collectPools, type Database, preflight, soakKinds } from './scenarios.js'
+import type { Measurement } from './wrk.js'
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
-import { assertBuilt } from '../test/cli-process.js'
-import { type Memory, readMemory, type ServerProcess, startServer } from './processes.js'
-import { log, runScript } from './report.js'
-import { autocannon } from './soak-autocannon.js'
-import { databaseFiles, type Inside, inside, windowMedian } from './soak-memory.js'
-import { mib, report } from './soak-report.js'
-import { seed } from './soak-seed.js'
-import { API_KEY, REQUEST_TIMEOUT_S, readSettings, type Settings, SMOOTHING_WINDOW_S } from './soak-settings.js'
-import { buildKinds, cycle, type Phase, SLOTS, type Tally } from './soak-traffic.js'
+/** The most RSS may grow from the end of the warm-up to the end of the load, in percent. */
+const RSS_GROWTH_TARGET_PCT = 10
+/** Seconds of samples whose median is the RSS at a point (garbage collection makes single samples noisy). */
+const WINDOW_S = 10
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-let service: ServerProcess | undefined
-let tmp: string | undefined
-
-/** Stops the service (by PID) and removes the temporary folder; safe to call twice. */
-async function cleanUp(): Promise<void> {
-  await service?.stop()
-  if (tmp) rmSync(tmp, { recursive: true, force: true })
-}
-
-async function main(): Promise<void> {
-  const settings = readSettings(process.env)
-  const cpu = cpus()
-  log(`# Animal Store soak, ${new Date().toISOString()}`)
-  log(`node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? '?'}, load average ${loadavg()[0]?.toFixed(2)}`)
-  log('the load generator (autocannon) runs in this process, on the same cores as the service')
-  // The soak runs dist/ as built; it never builds.
-  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first.')
-  assertBuilt()
-  tmp = mkdtempSync(join(tmpdir(), 'animal-store-soak-'))
-  try {
-    await run(settings, tmp)
-  } finally {
-    await cleanUp()
-  }
-}
-
-async function run(settings: Settings, dir: string): Promise<void> {
-  const databaseUrl = settings.databaseUrl ?? `sqlite:${join(dir, 'soak.db')}`
+/** Runs the soak on `database`; prints traffic, memory and log figures and PASS/FAIL; resolves to true on FAIL. */
+export async function soak(run: Run, database: Database, opened: BenchDatabase): Promise<boolean> {
+  const { settings } = run
   log(
-    `database: ${settings.databaseUrl ? `SOAK_DATABASE_URL ${hidePassword(databaseUrl)}` : `temporary SQLite file ${databaseUrl}`}; ` +
-      `${settings.connections} connections; warm-up ${settings.warmupS} s, then ${settings.durationS} s measured`,
+    `\n## Soak on ${database}: ${settings.connections} connections, ${settings.warmupS} s warm-up, ${settings.durationS} s measured`,
   )
-  const stdoutFile = join(dir, 'service.out')
-  service = await startServer('service', ['dist/cli.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      API_KEYS: API_KEY,
-      LOG_LEVEL: 'warn',
-      // The per-key rate limit off: one key sends all the traffic.
-      RATE_LIMIT_PER_MINUTE: '0',
-      WORKERS: '1',
-      METRICS_PORT: '0',
-    },
-    stdoutFile,
-  })
-  const { pid, origin } = service
-  // GET /metrics has its own listener; `serve` prints where before its listening line.
-  const metricsOrigin = /^Prometheus metrics on (http:\/\/\S+)\/metrics$/m.exec(readFileSync(stdoutFile, 'utf8'))?.[1] ?? origin
-  log(`service: pid ${pid}, ${origin}, metrics at ${metricsOrigin}/metrics`)
-
-  // RSS sampled every second from now on; `died` once /proc no longer shows the process.
-  const startedAt = performance.now()
-  const samples: Array<{ t: number; rssKiB: number }> = []
-  let died: string | undefined
-  let onDeath = () => {}
-  const sample = (): Memory | undefined => {
-    const memory = readMemory(pid)
-    if (memory === undefined || Number.isNaN(memory.rssKiB)) {
-      died ??= `the service (pid ${pid}) was gone ${((performance.now() - startedAt) / 1000).toFixed(1)} s after start`
-      onDeath()
-      return undefined
-    }
-    samples.push({ t: (performance.now() - startedAt) / 1000, rssKiB: memory.rssKiB })
-    return memory
+  // Warnings only in the log: at info, minutes of load would write gigabytes of request lines.
+  const service = await run.start('service', opened, { LOG_LEVEL: 'warn' })
+  const kinds = soakKinds(await collectPools(service.origin))
+  await preflight(service.origin, kinds)
+  const startedAt = Date.now()
+  const samples: { t: number; kib: number }[] = []
+  const sample = () => {
+    const kib = readMemory(service.pid)?.rssKiB
+    if (kib !== undefined) samples.push({ t: (Date.now() - startedAt) / 1000, kib })
   }
-  const atStart = sample()
+  sample()
   const sampler = setInterval(sample, 1000)
-
+  const progress = setInterval(
+    () => log(`  ${Math.round((Date.now() - startedAt) / 1000)} s: RSS ${mib(samples.at(-1)?.kib)} MiB`),
+    60_000,
+  )
+  let warmup: Measurement | undefined
+  let measured: Measurement
+  let warmupEnd = 0
   try {
-    const seedStart = performance.now()
-    const seededIds = await seed(origin)
-    log(`seeded ${seededIds.length} pets in ${Math.round(performance.now() - seedStart)} ms`)
-    const afterSeeding = sample()
-
-    const kinds = buildKinds(seededIds)
-    const tallies = new Map<string, Record<Phase, Tally>>()
-    for (const kind of kinds) {
-      const fresh = (): Tally => ({ statuses: new Map(), latencies: [] })
-      tallies.set(kind.name, { warmup: fresh(), measured: fresh() })
-    }
-    let phase: Phase = settings.warmupS > 0 ? 'warmup' : 'measured'
-    // autocannon calls a request's onResponse and then emits 'response' (with the latency) for the same response,
-    // synchronously: `answered` carries the kind from one to the other.
-    let answered: Tally | undefined
-    const requests = cycle(kinds).map(({ kind, slot }) => {
-      const tally = tallies.get(kind.name)
-      return {
-        ...kind.requests(slot),
-        onResponse: (status: number) => {
-          if (!tally) return
-          answered = tally[phase]
-          answered.statuses.set(status, (answered.statuses.get(status) ?? 0) + 1)
-        },
-      }
-    })
-
-    const totalS = settings.warmupS + settings.durationS
-    let clients = 0
-    const instance = autocannon({
-      url: origin,
-      connections: settings.connections,
-      duration: totalS,
-      timeout: REQUEST_TIMEOUT_S,
-      requests,
-      // Every connection walks the same cycle from its own offset, so any stretch of the run has the full mix.
-      setupClient: (client) => {
-        const offset = Math.floor((clients++ * SLOTS) / settings.connections) % SLOTS
-        client.setRequests([...requests.slice(offset), ...requests.slice(0, offset)].map((request) => ({ ...request })))
-      },
-    })
-    onDeath = () => instance.stop()
-    instance.on('response', (_client, _status, _bytes, latencyMs) => {
-      answered?.latencies.push(latencyMs)
-      answered = undefined
-    })
-    const loadStart = performance.now()
-    let measuredStart = loadStart
-    let afterWarmup: { memory: Memory | undefined; inside: Inside | undefined } = { memory: afterSeeding, inside: undefined }
-    const warmupTimer = setTimeout(async () => {
-      phase = 'measured'
-      measuredStart = performance.now()
-      afterWarmup = { memory: sample(), inside: await inside(metricsOrigin, pid) }
-      log(`warm-up done (${settings.warmupS} s)`)
-    }, settings.warmupS * 1000)
-    // A bound on the whole load phase, should autocannon not stop by itself.
-    const watchdog = setTimeout(
-      () => {
-        died ??= `the load did not stop within ${totalS + 120} s`
-        instance.stop()
-      },
-      (totalS + 120) * 1000,
-    )
-    const progress = setInterval(() => {
-      const last = samples.at(-1)
-      log(`  ${Math.round((performance.now() - loadStart) / 1000)} s: service RSS ${mib(last?.rssKiB)} MiB`)
-    }, 60_000)
-    const result = await instance
-    const loadEnd = performance.now()
-    clearTimeout(warmupTimer)
-    clearTimeout(watchdog)
-    clearInterval(progress)
-    const atEnd = sample()
-    const insideAtEnd = died ? undefined : await inside(metricsOrigin, pid)
-    clearInterval(sampler)
-    const alive = readMemory(pid) !== undefined
-    if (!alive) died ??= `the service (pid ${pid}) was gone after the load`
-    const warmupAt = (measuredStart - startedAt) / 1000
-    const endAt = (loadEnd - startedAt) / 1000
-
-    report({
-      settings,
-      pid,
-      kinds,
-      tallies,
-      result,
-      measuredS: (loadEnd - measuredStart) / 1000,
-      memory: { atStart, afterSeeding, afterWarmup: afterWarmup.memory, atEnd },
-      inside: { afterWarmup: afterWarmup.inside, atEnd: insideAtEnd },
-      databaseFiles: settings.databaseUrl ? undefined : databaseFiles(databaseUrl.slice('sqlite:'.length)),
-      samples,
-      smoothed: { afterWarmup: windowMedian(samples, warmupAt), atEnd: windowMedian(samples, endAt - SMOOTHING_WINDOW_S) },
-      serviceLog: readFileSync(stdoutFile, 'utf8'),
-      died,
-    })
+    if (settings.warmupS > 0) warmup = await run.load(service, kinds, { durationS: settings.warmupS, tagged: true })
+    warmupEnd = (Date.now() - startedAt) / 1000
+    measured = await run.load(service, kinds, { tagged: true })
   } finally {
     clearInterval(sampler)
+    clearInterval(progress)
   }
+  const end = (Date.now() - startedAt) / 1000
+  const peak = readMemory(service.pid)?.hwmKiB
+  const at = (from: number) =>
+    median(samples.filter((each) => each.t >= from && each.t < from + WINDOW_S).map((each) => each.kib))
+  const afterWarmup = at(warmupEnd)
+  const atEnd = at(end - WINDOW_S)
+  const growth = ((atEnd - afterWarmup) / afterWarmup) * 100
+  const logged = readFileSync(service.stdoutFile, 'utf8')
+    .split('\n')
+    .filter((line) => /"level":(4|5|6)0/.test(line))
+  log(
+    `\nmeasured: ${measured.requests} requests, ${measured.reqPerSec.toFixed(0)} req/s, p50 ${measured.p50Ms.toFixed(2)} ms, p99 ${measured.p99Ms.toFixed(2)} ms`,
+  )
+  log(`unexpected: ${measured.problems || 'none'} (warm-up: ${warmup?.problems || 'none'})`)
+  log(
+    `RSS (MiB, medians of ${WINDOW_S} s): ready ${mib(samples[0]?.kib)}, after warm-up ${mib(afterWarmup)}, end ${mib(atEnd)}; ` +
+      `max sampled ${mib(Math.max(...samples.map((each) => each.kib)))}, VmHWM ${mib(peak)}`,
+  )
+  const grew = !(growth < RSS_GROWTH_TARGET_PCT)
+  log(`RSS growth after warm-up → end: ${growth.toFixed(1)} % (target < ${RSS_GROWTH_TARGET_PCT} %: ${grew ? 'NOT MET' : 'met'})`)
+  log(`service log lines at warn or above: ${logged.length}${logged.length ? `, first: ${logged[0]?.slice(0, 200)}` : ''}`)
+  const failures = [measured.problems, warmup?.problems, readMemory(service.pid) === undefined && 'the service died'].filter(
+    Boolean,
+  )
+  log(`\nRESULT: ${failures.length === 0 ? 'PASS' : `FAIL (${failures.join('; ')})`}`)
+  return failures.length > 0
 }
 
-/** The URL with its password replaced by `***`. */
-function hidePassword(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.href
-  } catch {
-    return '(unparsable URL)'
-  }
+function mib(kib: number | undefined): string {
+  return kib === undefined || !Number.isFinite(kib) ? '?' : (kib / 1024).toFixed(1)
 }
-
-runScript('soak', main, cleanUp)

@@ -1,141 +1,144 @@
-// Load generation with wrk (when installed): the Lua script a workload becomes, one bounded run, and its output parsed.
+// Load generation with wrk, the bench's one generator: the Lua script a workload becomes, one bounded run on the
+// generator's core, and the figures it prints.
+import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runBounded } from './processes.js'
-import type { LoadOptions, Measurement, Workload } from './workload.js'
+import { type RequestKind, WRONG_AUTHORIZATION } from './scenarios.js'
 
 /** Seconds wrk may run past its duration before it is killed. */
 const GRACE_S = 20
 
-/**
- * A Lua string literal for `text`: printable ASCII as is, any other byte (and the quote and backslash) as a three-digit decimal
- * escape, always three digits so that a digit after it is never read as part of it.
- */
-function luaString(text: string): string {
-  const printable = (byte: number) => byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c
-  const escaped = [...Buffer.from(text, 'utf8')].map((byte) =>
-    printable(byte) ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`,
-  )
-  return `"${escaped.join('')}"`
+/** One wrk run. */
+export interface LoadOptions {
+  /** `http://127.0.0.1:PORT`; nothing else is ever targeted. */
+  origin: string
+  kinds: RequestKind[]
+  /** The `Authorization` value sent by kinds with `key: true`. */
+  authorization: string
+  connections: number
+  durationS: number
+  /** Requests per second to offer instead of saturating (each connection waits a random pause between requests). */
+  rate?: number
+  /** Tag each request with its kind (`X-Request-Id: kN-…`, echoed by the service) and judge statuses per kind. */
+  tagged?: boolean
+  /** Where the script goes, what wrk runs under (e.g. `taskset -c 1`), and the seed of its random choices. */
+  dir: string
+  prefix: string[]
+  seed: number
+}
+
+/** The figures of one run; latencies in ms, from the moment wrk sends each request. */
+export interface Measurement {
+  reqPerSec: number
+  p50Ms: number
+  p99Ms: number
+  requests: number
+  /** The server's CPU time (user + system) per request in µs, less disturbed by a busy machine than req/s; set by bench/run.ts. */
+  cpuUs?: number
+  /** Unexpected statuses and socket errors (`500×3, 2 socket errors`), or '' when every answer was expected. */
+  problems: string
+}
+
+/** `wrk 4.1.0` when wrk is on PATH; otherwise throws saying how to get it (the bench installs nothing). */
+export function wrkVersion(): string {
+  const result = spawnSync('wrk', ['--version'], { encoding: 'utf8', timeout: 5000 })
+  if (result.error) {
+    throw new Error('wrk is not installed (or not on PATH): the bench needs it. On Debian or Ubuntu: `apt-get install wrk`.')
+  }
+  return /^wrk \S+/.exec(`${result.stdout}${result.stderr}`)?.[0] ?? 'wrk'
+}
+
+/** A Lua string literal for `text`: printable ASCII as is, every other byte as a three-digit decimal escape. */
+function lua(text: string): string {
+  const plain = (byte: number) => byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c
+  return `"${[...Buffer.from(text)].map((byte) => (plain(byte) ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`)).join('')}"`
 }
 
 /**
- * The wrk script for `workload`: `request()` picks a kind by weight and a path (or a random id) per request;
- * `response()` counts statuses per thread; `done()` prints them with the summary and latency percentiles as
- * `bench-…` lines that {@link parseWrkOutput} reads. `seed` makes the random choices repeatable.
+ * The wrk script: `request()` picks a kind by weight and a path or id; `response()` counts statuses (per kind when
+ * tagged); `delay()`, only at a fixed rate, pauses each connection a uniform 0–2× the mean that gives `rate`;
+ * `done()` prints the counts, the summary and p50/p99 as `bench-…` lines.
  */
-export function wrkScript(workload: Workload, authorization: string, seed: number): string {
-  const total = workload.kinds.reduce((sum, kind) => sum + kind.weight, 0)
-  let cumulative = 0
-  const kinds = workload.kinds.map((kind) => {
-    cumulative += kind.weight / total
-    const fields = [
-      `upto = ${cumulative}`,
-      `method = ${luaString(kind.method)}`,
-      `paths = { ${kind.paths.map(luaString).join(', ')} }`,
-      ...(kind.idRange ? [`lo = ${kind.idRange[0]}`, `hi = ${kind.idRange[1]}`] : []),
-      ...(kind.body !== undefined ? [`body = ${luaString(kind.body)}`] : []),
-      `auth = ${kind.authorized}`,
-      ...(kind.acceptEncoding !== undefined ? [`encoding = ${luaString(kind.acceptEncoding)}`] : []),
-    ]
+function script(options: LoadOptions): string {
+  const total = options.kinds.reduce((sum, kind) => sum + kind.weight, 0)
+  let upto = 0
+  const kinds = options.kinds.map((kind) => {
+    upto += kind.weight / total
+    const fields = [`upto = ${upto}`, `method = ${lua(kind.method)}`, `paths = { ${kind.paths.map(lua).join(', ')} }`]
+    if (kind.ids) fields.push(`lo = ${kind.ids[0]}`, `hi = ${kind.ids[1]}`)
+    if (kind.body !== undefined) fields.push(`body = ${lua(kind.body)}`)
+    if (kind.key) fields.push(`auth = ${lua(kind.key === 'wrong' ? WRONG_AUTHORIZATION : options.authorization)}`)
     return `  { ${fields.join(', ')} }`
   })
-  return `-- Generated by bench/wrk.ts for one bench run.
+  const meanDelayMs = options.rate ? (options.connections * 1000) / options.rate : 0
+  return `-- Generated by bench/wrk.ts for one run.
 local kinds = {
 ${kinds.join(',\n')}
 }
-local authorization = ${luaString(authorization)}
+local tagged = ${Boolean(options.tagged)}
 local threads = {}
-
-function setup(thread)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  math.randomseed(${seed})
-  statuses = {}
-end
-
+local sent = 0
+function setup(thread) table.insert(threads, thread) end
+function init(args) math.randomseed(${options.seed}); statuses = {} end
 function request()
-  local r = math.random()
-  local kind = kinds[#kinds]
-  for i = 1, #kinds do
-    if r < kinds[i].upto then
-      kind = kinds[i]
-      break
-    end
-  end
-  local path
-  if kind.lo then
-    path = kind.paths[1] .. math.random(kind.lo, kind.hi)
-  else
-    path = kind.paths[math.random(#kind.paths)]
-  end
+  local r, k = math.random(), #kinds
+  for i = 1, #kinds do if r < kinds[i].upto then k = i; break end end
+  local kind = kinds[k]
+  local path = kind.lo and (kind.paths[1] .. math.random(kind.lo, kind.hi)) or kind.paths[math.random(#kind.paths)]
   local headers = {}
-  if kind.auth then headers["Authorization"] = authorization end
+  if kind.auth then headers["Authorization"] = kind.auth end
   if kind.body then headers["Content-Type"] = "application/json" end
-  if kind.encoding then headers["Accept-Encoding"] = kind.encoding end
+  if tagged then sent = sent + 1; headers["X-Request-Id"] = "k" .. k .. "-" .. sent end
   return wrk.format(kind.method, path, headers, kind.body)
 end
-
 function response(status, headers, body)
-  local key = tostring(status)
+  local k = 0
+  if tagged then k = tonumber(string.match(headers["x-request-id"] or "", "^k(%d+)-") or 0) end
+  local key = k .. " " .. status
   statuses[key] = (statuses[key] or 0) + 1
 end
-
-function done(summary, latency, requests)
+${meanDelayMs > 0 ? `function delay() return math.floor(math.random() * ${2 * meanDelayMs} + 0.5) end\n` : ''}function done(summary, latency, requests)
   for _, thread in ipairs(threads) do
-    for status, count in pairs(thread:get("statuses")) do
-      io.write(string.format("bench-status %s %d\\n", status, count))
-    end
+    for key, count in pairs(thread:get("statuses")) do io.write(string.format("bench-status %s %d\\n", key, count)) end
   end
   local e = summary.errors
-  io.write(string.format("bench-summary %d %d %d %d %d %d\\n", summary.requests, summary.duration,
-    e.connect, e.read, e.write, e.timeout))
+  io.write(string.format("bench-summary %d %d %d\\n", summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout))
   io.write(string.format("bench-latency-us %d %d\\n", latency:percentile(50), latency:percentile(99)))
 end
 `
 }
 
-/** Parses the `bench-…` lines the script's `done()` prints (wrk's own `--latency` table is left for people). */
-export function parseWrkOutput(output: string): Measurement {
-  const summary = /^bench-summary (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$/m.exec(output)
+/** Runs wrk (1 thread) against `options.origin` for `options.durationS`, bounded; throws if wrk fails. */
+export async function runWrk(options: LoadOptions): Promise<Measurement> {
+  if (!options.origin.startsWith('http://127.0.0.1:')) throw new Error(`refusing to load ${options.origin}: 127.0.0.1 only`)
+  const file = join(options.dir, `wrk-${options.seed}.lua`)
+  writeFileSync(file, script(options))
+  const argv = [...options.prefix, 'wrk', '-t1', `-c${options.connections}`, `-d${options.durationS}s`, '--timeout', '10s']
+  const result = await runBounded([...argv, '-s', file, options.origin], (options.durationS + GRACE_S) * 1000)
+  const output = result.stdout + result.stderr
+  const summary = /^bench-summary (\d+) (\d+) (\d+)$/m.exec(output)
   const latency = /^bench-latency-us (\d+) (\d+)$/m.exec(output)
-  if (!summary || !latency) throw new Error(`wrk printed no summary:\n${output.slice(-2000)}`)
-  const [requests, durationUs, connect, read, write, timeout] = summary.slice(1).map(Number) as number[]
-  const statuses: Record<string, number> = {}
-  for (const [, status, count] of output.matchAll(/^bench-status (\d+) (\d+)$/gm)) {
-    statuses[status as string] = Number(count)
+  if (result.code !== 0 || !summary || !latency) {
+    throw new Error(`wrk failed (code ${result.code}, signal ${result.signal}):\n${output.slice(-2000)}`)
   }
+  const [requests = 0, durationUs = 1, errors = 0] = summary.slice(1).map(Number)
+  const unexpected = [...output.matchAll(/^bench-status (\d+) (\d+) (\d+)$/gm)]
+    .filter(([, kind, status]) => !expected(options, Number(kind)).has(Number(status)))
+    .map(([, kind, status, count]) => `${status}×${count}${options.tagged ? ` (kind ${kind})` : ''}`)
+  if (errors > 0) unexpected.push(`${errors} socket errors or timeouts`)
+  if (requests === 0) unexpected.push('no responses')
   return {
-    generator: 'wrk',
-    reqPerSec: (requests ?? 0) / ((durationUs ?? 1) / 1e6),
+    reqPerSec: requests / (durationUs / 1e6),
     p50Ms: Number(latency[1]) / 1000,
     p99Ms: Number(latency[2]) / 1000,
-    completed: Object.values(statuses).reduce((sum, count) => sum + count, 0),
-    statuses,
-    errors: (connect ?? 0) + (read ?? 0) + (write ?? 0) + (timeout ?? 0),
+    requests,
+    problems: unexpected.join(', '),
   }
 }
 
-/**
- * Runs wrk once (1 thread, `connections` keep-alive connections, `--latency`, 10 s request timeout) against
- * `options.origin` for `durationS` seconds, started as `prefix` + wrk (e.g. `taskset -c 1`). The script is written
- * to `dir`. Throws if the origin is not 127.0.0.1, wrk exits non-zero, or it outlives its duration by GRACE_S.
- */
-export async function runWrk(
-  workload: Workload,
-  options: LoadOptions,
-  context: { dir: string; prefix: string[]; seed: number },
-): Promise<Measurement> {
-  if (!options.origin.startsWith('http://127.0.0.1:')) throw new Error(`refusing to load ${options.origin}: 127.0.0.1 only`)
-  if (options.overallRate !== undefined) throw new Error('wrk has no constant-rate mode; use autocannon for overallRate')
-  const script = join(context.dir, `wrk-${context.seed}.lua`)
-  writeFileSync(script, wrkScript(workload, options.authorization, context.seed))
-  const args = ['-t1', `-c${options.connections}`, `-d${options.durationS}s`, '--timeout', '10s', '--latency', '-s', script]
-  const argv = [...context.prefix, 'wrk', ...args, `${options.origin}/`]
-  const result = await runBounded(argv, (options.durationS + GRACE_S) * 1000)
-  const output = result.stdout + result.stderr
-  if (result.code !== 0) throw new Error(`wrk exited (code ${result.code}, signal ${result.signal}):\n${output.slice(-2000)}`)
-  return parseWrkOutput(output)
+/** The statuses allowed for kind `kind` (1-based) when tagged, else for any kind of the workload. */
+function expected(options: LoadOptions, kind: number): Set<number> {
+  const kinds = options.tagged ? options.kinds.slice(kind - 1, kind) : options.kinds
+  return new Set(kinds.map((each) => each.expected))
 }

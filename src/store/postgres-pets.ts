@@ -73,7 +73,6 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
       return claimedOutcome(found.rows[0], fingerprint)
     }
     const held = await client.query<{ records: string }>({
-      name: 'count_idempotency_keys',
       text: IDEMPOTENCY.count,
       values: [scope, maxRecords + 1],
     })
@@ -142,8 +141,7 @@ export function postgresPetStore(pool: pg.Pool): PetStore {
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
-      (await pool.query({ name: 'sweep_idempotency_keys', text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ??
-      0,
+      (await pool.query({ text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ?? 0,
     probeWrite: () => probeWrite(pool),
   }
 }

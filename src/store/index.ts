@@ -5,7 +5,7 @@ import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDiale
 import pg from 'pg'
 import * as apiKeys from './api-keys.js'
 import { migrateToLatest } from './migrate.js'
-import type { PetStore } from './pets.js'
+import type { PetStore } from './pet-store.js'
 import { postgresPetStore } from './postgres-pets.js'
 import { loadServiceSecret } from './service-secrets.js'
 import { openSqlite } from './sqlite-connection.js'
@@ -14,7 +14,7 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
+export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */

@@ -1,63 +1,44 @@
 // The SQLite writer thread: its own connection to the database file, running the creates the main
-// thread sends (plain, or under an Idempotency-Key) and group-committing them (group-commit.ts), so
-// that the fsync of a commit blocks this thread, not the event loop that serves reads. Started by
+// thread sends (plain, or under an Idempotency-Key), group-committed (sqlite-writes.ts), so that the
+// fsync of a commit blocks this thread, not the event loop that serves reads. Started by
 // sqlite-writer.ts.
 import { parentPort, workerData } from 'node:worker_threads'
-import { groupCommit } from './group-commit.js'
-import type { IdempotentOutcome, PetDraft } from './pets.js'
 import { openSqlite } from './sqlite-connection.js'
 import type { WriterReply, WriterRequest } from './sqlite-writer.js'
-import { type OnceJob, prepareWrites } from './sqlite-writes.js'
+import { createInserters, prepareWrites } from './sqlite-writes.js'
 
 const port = parentPort
 if (!port) throw new Error('sqlite-writer-thread.ts runs only as a worker thread')
 const path = (workerData as { path: string }).path
 
-interface Inserters {
-  insertPet(draft: PetDraft): Promise<string>
-  insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
-}
-
-// Opened and prepared on the first create, and again after a failure (the table may not exist yet,
-// the file may be unreachable): every failure is one create's answer, never the thread's end.
-let inserters: Inserters | undefined
-function prepareInserters(): Inserters {
+// Opened and prepared on the first create, and again after a failure.
+const inserters = createInserters(() => {
   const database = openSqlite(path)
   try {
-    const writes = prepareWrites(database)
-    return {
-      insertPet: groupCommit(
-        (drafts: PetDraft[]) => writes.insertBatch(drafts).map((pet) => pet.id),
-        (draft) => writes.insertOne(draft).id,
-      ),
-      insertPetOnce: groupCommit(writes.insertOnceBatch, writes.insertOnce),
-    }
+    return prepareWrites(database)
   } catch (error) {
     database.close()
     throw error
   }
+})
+
+// One request's round trip on this side: run it, answer with its result or the driver's error.
+async function answer(request: WriterRequest): Promise<WriterReply> {
+  const { seq } = request
+  try {
+    if (request.kind === 'insert') return { kind: 'inserted', seq, id: await inserters.insertPet(request.draft) }
+    return { kind: 'outcome', seq, outcome: await inserters.insertPetOnce(request.job) }
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    return {
+      kind: 'failed',
+      seq,
+      message: error instanceof Error ? error.message : String(error),
+      code: typeof code === 'string' ? code : undefined,
+    }
+  }
 }
 
 port.on('message', (request: WriterRequest) => {
-  let done: Promise<WriterReply>
-  try {
-    inserters ??= prepareInserters()
-    done =
-      request.once === undefined
-        ? inserters.insertPet(request.draft).then((id) => ({ seq: request.seq, id }))
-        : inserters.insertPetOnce({ draft: request.draft, once: request.once }).then((outcome) => ({ seq: request.seq, outcome }))
-  } catch (error) {
-    done = Promise.reject(error)
-  }
-  done.then(
-    (reply) => port.postMessage(reply),
-    (error: unknown) => port.postMessage({ seq: request.seq, error: describe(error) } satisfies WriterReply),
-  )
+  void answer(request).then((reply) => port.postMessage(reply))
 })
-
-// What crosses back to the main thread: the message and the driver's code (classified there).
-function describe(error: unknown): { message: string; code: string | undefined } {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
-  const code = (error as { driverCode?: string }).driverCode ?? (cause as { code?: string }).code
-  return { message: cause instanceof Error ? cause.message : String(cause), code }
-}

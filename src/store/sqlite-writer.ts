@@ -2,32 +2,36 @@
 // writing connection and group-commits, so a commit's fsync (synchronous=FULL) no longer stalls the
 // reads this thread serves meanwhile. Each create still resolves only after its commit.
 import { Worker } from 'node:worker_threads'
-import type { Pet } from '../schemas.js'
-import { type IdempotentCreate, type IdempotentOutcome, type PetDraft, type PetStore, storedPet } from './pets.js'
+import type { Int64Text } from '../int64.js'
+import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
+import type { OnceJob } from './sqlite-writes.js'
 
-/** A message to the writer thread: create `draft` (under `once`'s Idempotency-Key, if given), answer with `seq`. */
-export interface WriterRequest {
-  seq: number
-  draft: PetDraft
-  once?: IdempotentCreate
-}
+/** A create for the writer thread: plain, or under an Idempotency-Key. */
+export type WriterJob = { kind: 'insert'; draft: PetDraft } | { kind: 'insertOnce'; job: OnceJob }
+
+/** A message to the writer thread: a job, answered with the same `seq`. */
+export type WriterRequest = WriterJob & { seq: number }
 
 /**
- * The writer thread's answer: the new id (decimal text), the idempotent create's outcome, or the
- * error (message and driver code).
+ * The writer thread's answer, tagged by `kind`: the new pet's id, the idempotent create's outcome,
+ * or the failure as the driver raised it (message and code; classified on this side, once).
  */
 export type WriterReply =
-  | { seq: number; id: string }
-  | { seq: number; outcome: IdempotentOutcome }
-  | { seq: number; error: { message: string; code: string | undefined } }
+  | { kind: 'inserted'; seq: number; id: Int64Text }
+  | { kind: 'outcome'; seq: number; outcome: IdempotentOutcome }
+  | { kind: 'failed'; seq: number; message: string; code: string | undefined }
 
 /** Creates on a writer thread; `close` stops the thread (call it once no create is under way). */
-export interface SqliteWriter extends Pick<PetStore, 'insertPet' | 'insertPetOnce'> {
+export interface SqliteWriter {
+  insertPet(draft: PetDraft): Promise<Int64Text>
+  insertPetOnce(draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome>
   close(): Promise<void>
+  /** The thread now running, if any (started on the first create; tests end it to check the restart). */
+  readonly thread: Worker | undefined
 }
 
 interface Pending {
-  resolve: (reply: WriterReply) => void
+  resolve: (reply: Exclude<WriterReply, { kind: 'failed' }>) => void
   reject: (error: unknown) => void
 }
 
@@ -49,7 +53,7 @@ export function createSqliteWriter(path: string): SqliteWriter {
       const waiting = pending.get(reply.seq)
       if (!waiting) return
       pending.delete(reply.seq)
-      if ('error' in reply) waiting.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+      if (reply.kind === 'failed') waiting.reject(Object.assign(new Error(reply.message), { code: reply.code }))
       else waiting.resolve(reply)
     })
     const fail = (error: Error) => {
@@ -61,22 +65,37 @@ export function createSqliteWriter(path: string): SqliteWriter {
     thread.on('exit', (code) => fail(new Error(`the SQLite writer thread exited (code ${code})`)))
     return thread
   }
-  const send = (draft: PetDraft, once?: IdempotentCreate) =>
-    new Promise<WriterReply>((resolve, reject) => {
-      if (closed) throw new Error('the store is closed')
+  // One create's round trip to the thread and back: the one place a request crosses.
+  const roundTrip = (job: WriterJob) =>
+    new Promise<Exclude<WriterReply, { kind: 'failed' }>>((resolve, reject) => {
+      if (closed) {
+        reject(new Error('the store is closed'))
+        return
+      }
       worker ??= start()
       const id = ++seq
       pending.set(id, { resolve, reject })
-      worker.postMessage({ seq: id, draft, ...(once && { once }) } satisfies WriterRequest)
+      worker.postMessage({ ...job, seq: id } satisfies WriterRequest)
     })
   return {
-    insertPet: async (draft): Promise<Pet> => storedPet(draft, ((await send(draft)) as { id: string }).id),
-    insertPetOnce: async (draft, once) => ((await send(draft, once)) as { outcome: IdempotentOutcome }).outcome,
+    insertPet: async (draft) => {
+      const reply = await roundTrip({ kind: 'insert', draft })
+      if (reply.kind !== 'inserted') throw new Error(`the SQLite writer answered ${reply.kind} to an insert`)
+      return reply.id
+    },
+    insertPetOnce: async (draft, once) => {
+      const reply = await roundTrip({ kind: 'insertOnce', job: { draft, once } })
+      if (reply.kind !== 'outcome') throw new Error(`the SQLite writer answered ${reply.kind} to an idempotent insert`)
+      return reply.outcome
+    },
     close: async () => {
       closed = true
       const thread = worker
       worker = undefined
       await thread?.terminate()
+    },
+    get thread() {
+      return worker
     },
   }
 }

@@ -1,22 +1,14 @@
-// The SQLite statements that write pets: one create, a batch of creates, and a create under an
-// Idempotency-Key (claim, insert, stored response, expiry, in one transaction). Run by the writer
-// thread (sqlite-writer-thread.ts), or inline for `:memory:` (sqlite-pets.ts).
+// The SQLite writes of pets: one create, a batch of creates, and a create under an Idempotency-Key
+// (claim, insert, keep the pet's id, expiry, in one transaction), group-committed (group-commit.ts).
+// The one wiring both the writer thread (sqlite-writer-thread.ts) and `:memory:` (sqlite-pets.ts) run.
 import type BetterSqlite3 from 'better-sqlite3'
-import type { Pet } from '../schemas.js'
-import {
-  claimedOutcome,
-  createdResponse,
-  type IdempotencyRecord,
-  type IdempotentCreate,
-  type IdempotentOutcome,
-  idempotencySql,
-  type PetDraft,
-  type SqlDialect,
-  storedPet,
-} from './pets.js'
+import type { Int64Text } from '../int64.js'
+import { groupCommit } from './group-commit.js'
+import { claimedOutcome, type IdempotencyRecord } from './idempotency-claim.js'
+import { compilePetStatements } from './pet-sql.js'
+import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
 
-/** SQLite's spelling of the shared SQL (pets.ts). */
-export const SQLITE: SqlDialect = { int64Text: (column) => `cast(pets.${column} as text)`, parameter: () => '?' }
+const STATEMENTS = compilePetStatements('sqlite')
 
 /** One create under an Idempotency-Key. */
 export interface OnceJob {
@@ -24,11 +16,11 @@ export interface OnceJob {
   once: IdempotentCreate
 }
 
-/** The write statements of `database`, prepared now (the tables must exist); each runs synchronously. */
+/** The write statements of one connection, prepared (the tables must exist); each runs synchronously. */
 export interface SqliteWrites {
-  insertOne(draft: PetDraft): Pet
+  insertOne(draft: PetDraft): Int64Text
   /** Many creates in one transaction (one commit, one fsync). */
-  insertBatch(drafts: PetDraft[]): Pet[]
+  insertBatch(drafts: PetDraft[]): Int64Text[]
   insertOnce(job: OnceJob): IdempotentOutcome
   /** Many idempotent creates in one transaction, each in a savepoint of its own. */
   insertOnceBatch(jobs: OnceJob[]): IdempotentOutcome[]
@@ -36,31 +28,57 @@ export interface SqliteWrites {
 
 /** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
 export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
-  const insert = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
-  const insertOne = (draft: PetDraft): Pet =>
-    storedPet(draft, String(insert.run(draft.name, draft.categoryId, draft.status).lastInsertRowid))
-  const idempotency = idempotencySql(SQLITE, 'rowid')
-  const claim = database.prepare(idempotency.claim)
-  const respond = database.prepare(idempotency.respond)
-  const find = database.prepare(idempotency.find)
-  const expire = database.prepare(idempotency.expire)
+  const insert = database.prepare<unknown[], { id: bigint }>(STATEMENTS.insert.sql)
+  const claim = database.prepare<unknown[], { claimed: unknown }>(STATEMENTS.claim.sql)
+  const record = database.prepare<unknown[], IdempotencyRecord>(STATEMENTS.record.sql)
+  const keep = database.prepare(STATEMENTS.keep.sql)
+  const expire = database.prepare(STATEMENTS.expire.sql)
+  const insertOne = (draft: PetDraft): Int64Text => String(insert.get(...STATEMENTS.insert.bind(draft))?.id)
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.
   const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
-    const { scope, key, fingerprint, now, expiredBefore } = once
-    if (!claim.get(scope, key, fingerprint, now, expiredBefore)) {
-      return claimedOutcome(find.get(scope, key) as IdempotencyRecord | undefined, fingerprint)
+    if (!claim.get(...STATEMENTS.claim.bind(once))) {
+      return claimedOutcome(record.get(...STATEMENTS.record.bind(once)), once.fingerprint)
     }
-    const response = createdResponse(once, insertOne(draft))
-    respond.run(response.status, response.location, response.body, scope, key)
-    expire.run(expiredBefore)
-    return { outcome: 'created', response }
+    const petId = insertOne(draft)
+    keep.run(...STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
+    expire.run(...STATEMENTS.expire.bind(once))
+    return { outcome: 'created', petId }
   })
   return {
     insertOne,
     insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
     insertOnce,
-    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
+    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map((job) => insertOnce(job))),
+  }
+}
+
+/** Group-committed creates: each resolves after the commit holding its row; rejects with the driver's error. */
+export interface Inserters {
+  insertPet(draft: PetDraft): Promise<Int64Text>
+  insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
+}
+
+/**
+ * Group-committed creates over the writes `prepare` returns, prepared on the first create (after
+ * migrations made the tables) and again after it threw (the table may not exist yet, the file may
+ * be unreachable): every failure is one create's answer.
+ */
+export function createInserters(prepare: () => SqliteWrites): Inserters {
+  let writes: SqliteWrites | undefined
+  const ready = () => {
+    writes ??= prepare()
+    return writes
+  }
+  return {
+    insertPet: groupCommit(
+      (drafts: PetDraft[]) => ready().insertBatch(drafts),
+      (draft) => ready().insertOne(draft),
+    ),
+    insertPetOnce: groupCommit(
+      (jobs: OnceJob[]) => ready().insertOnceBatch(jobs),
+      (job) => ready().insertOnce(job),
+    ),
   }
 }

@@ -10,6 +10,7 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
   type RawBuilder,
+  type SelectQueryBuilder,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
@@ -59,7 +60,9 @@ const sqliteObject = (alias: string) =>
 const RENDER: Record<SqlDialect, Render> = {
   sqlite: {
     object: sqliteObject,
-    array: (alias) => sql<string>`json_group_array(${sqliteObject(alias)} order by ${sql.ref(`${alias}.id`)})`,
+    // In the page subquery's order, as Kysely's jsonArrayFrom does: SQLite reads the ordered
+    // subquery as a co-routine, and an `order by` inside the aggregate would sort the rows again.
+    array: (alias) => sql<string>`json_group_array(${sqliteObject(alias)})`,
   },
   postgres: {
     object: (alias) => sql<string>`to_json(${sql.table(alias)})::text`,
@@ -99,30 +102,24 @@ export interface PageRow {
 function pageStatement(db: Kysely<Database>, dialect: SqlDialect, variant: ListVariant) {
   const byStatus = variant.startsWith('status')
   const after = variant.endsWith('after')
+  // The keyset: this filter, ordered by id. The page is its first `limit` rows; a next page exists
+  // when it has a row past them (an index walk of `limit` entries, no row read).
+  const keyset = <Q extends SelectQueryBuilder<Database, 'pets', object>>(query: Q) =>
+    query
+      .$if(byStatus, (q) => q.where('pets.status', '=', slot('status')))
+      .$if(after, (q) => q.where('pets.id', '>', slot('afterId')))
+      .orderBy('pets.id') as Q
   return db
-    .with('page', (qb) =>
-      qb
-        .selectFrom('pets')
-        .select(petSelection())
-        .$if(byStatus, (q) => q.where('pets.status', '=', slot('status')))
-        .$if(after, (q) => q.where('pets.id', '>', slot('afterId')))
-        .orderBy('pets.id')
-        .limit(slot('limit')),
-    )
-    .selectFrom('page')
+    .selectFrom((qb) => keyset(qb.selectFrom('pets').select(petSelection())).limit(slot('limit')).as('page'))
     .select([
       RENDER[dialect].array('page').as('body'),
       sql<bigint | string | null>`max(${sql.ref('page.id')})`.as('lastId'),
       (eb) =>
         eb
           .exists(
-            eb
-              .selectFrom('pets')
-              .select(sql<number>`1`.as('one'))
-              .$if(byStatus, (q) => q.where('pets.status', '=', slot('status')))
-              .where('pets.id', '>', (inner) =>
-                inner.selectFrom('page').select(sql<string>`max(${sql.ref('page.id')})`.as('id')),
-              ),
+            keyset(db.selectFrom('pets').select(sql<number>`1`.as('one')))
+              .limit(1)
+              .offset(slot('limit')),
           )
           .as('more'),
     ])

@@ -1,5 +1,6 @@
-// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
-// Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
+// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg), runs
+// Kysely for keys, migrations and copy, hands out the narrow PetStore / ApiKeyStore interfaces the
+// rest of the app depends on, and classifies every driver error once (unavailable.ts).
 import type BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
@@ -109,8 +110,8 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
   }
 }
 
-// Kysely serves migrations, keys and copy; the request hot path (pets) runs prepared statements on
-// the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
+// Kysely runs migrations, keys and copy; the request hot path (pets) runs the statements Kysely
+// compiled once (pet-sql.ts) straight on the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
 function connect(
   config: DatabaseConfig,
   onPoolError: (error: Error) => void,

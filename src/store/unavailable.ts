@@ -1,6 +1,6 @@
 // Which driver errors mean "the database cannot serve now" (503, retry later) rather than a bug
-// (500). Matched by code, never by message: SQLite result codes, PostgreSQL SQLSTATE classes and
-// Node socket errors.
+// (500). Matched by code (SQLite result codes, PostgreSQL SQLSTATE classes, Node socket errors),
+// except two errors of pg's pool that carry no code, matched by their fixed wording.
 
 /** The database is unreachable, full, read-only or overloaded; retrying later may succeed. */
 export class StoreUnavailableError extends Error {

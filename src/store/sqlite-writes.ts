@@ -33,7 +33,11 @@ export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
   const record = database.prepare<unknown[], IdempotencyRecord>(STATEMENTS.record.sql)
   const keep = database.prepare(STATEMENTS.keep.sql)
   const expire = database.prepare(STATEMENTS.expire.sql)
-  const insertOne = (draft: PetDraft): Int64Text => String(insert.get(...STATEMENTS.insert.bind(draft))?.id)
+  const insertOne = (draft: PetDraft): Int64Text => {
+    const row = insert.get(...STATEMENTS.insert.bind(draft))
+    if (!row) throw new Error('insert into pets returned no row')
+    return String(row.id)
+  }
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.

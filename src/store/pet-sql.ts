@@ -137,7 +137,7 @@ export interface PetStatements {
   list: ReadonlyMap<ListVariant, CompiledStatement<PageValue>>
   /** The Pet body of one id, `{ body }`, or no row. */
   find: CompiledStatement<'id'>
-  /** Inserts one pet; row: `{ id }`. */
+  /** Inserts one pet; PostgreSQL's row: `{ id }` (SQLite: the run's lastInsertRowid). */
   insert: CompiledStatement<'name' | 'categoryId' | 'status'>
   /** Claims an Idempotency-Key (new, or expired before `expiredBefore`); a row only when this request now owns it. */
   claim: CompiledStatement<'scope' | 'key' | 'fingerprint' | 'now' | 'expiredBefore'>
@@ -172,11 +172,16 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
   return {
     list: new Map(LIST_VARIANTS.map((variant) => [variant, compile<PageValue>(pageStatement(db, dialect, variant))])),
     find: compile(findStatement(db, dialect)),
+    // SQLite reads the new id from the run's lastInsertRowid instead of RETURNING: better-sqlite3's
+    // get() returns the first RETURNING row and then resets the statement, where an autocommit's
+    // failed COMMIT (SQLITE_FULL) would go unreported; run() steps to the end and throws it.
     insert: compile(
-      db
-        .insertInto('pets')
-        .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
-        .returning('id'),
+      dialect === 'postgres'
+        ? db
+            .insertInto('pets')
+            .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
+            .returning('id')
+        : db.insertInto('pets').values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') }),
     ),
     claim: compile(
       db

@@ -28,16 +28,14 @@ export interface SqliteWrites {
 
 /** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
 export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
-  const insert = database.prepare<unknown[], { id: bigint }>(STATEMENTS.insert.sql)
+  const insert = database.prepare(STATEMENTS.insert.sql)
   const claim = database.prepare<unknown[], { claimed: unknown }>(STATEMENTS.claim.sql)
   const record = database.prepare<unknown[], IdempotencyRecord>(STATEMENTS.record.sql)
   const keep = database.prepare(STATEMENTS.keep.sql)
   const expire = database.prepare(STATEMENTS.expire.sql)
-  const insertOne = (draft: PetDraft): Int64Text => {
-    const row = insert.get(...STATEMENTS.insert.bind(draft))
-    if (!row) throw new Error('insert into pets returned no row')
-    return String(row.id)
-  }
+  // run(), which throws a failed autocommit COMMIT (see pet-sql.ts), so an id is never returned for
+  // a row that is not on stable storage.
+  const insertOne = (draft: PetDraft): Int64Text => String(insert.run(...STATEMENTS.insert.bind(draft)).lastInsertRowid)
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.

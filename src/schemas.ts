@@ -1,5 +1,6 @@
 // The contract's data shapes (docs/specification.md, Resources), as TypeBox schemas: the one source
-// for request validation, response serialization, TypeScript types and openapi.json.
+// for request validation, TypeScript types, openapi.json and the Pet members (and their order) the
+// database renders into the Pet and Pets bodies (store/pet-columns.ts, store/pet-sql.ts).
 import { type Static, Type } from '@sinclair/typebox'
 import type { Int64Text, Int64Value } from './int64.js'
 

@@ -235,7 +235,7 @@ describe('animal-store CLI', () => {
         assert.equal(first.code, 0, first.stderr)
         assert.equal(
           first.stdout,
-          'Applied migrations: 0001-create-pets, 0002-create-api-keys, 0003-create-idempotency-keys, 0004-create-service-secrets\n',
+          'Applied migrations: 0001-create-pets, 0002-create-api-keys, 0003-create-idempotency-keys, 0004-create-service-secrets, 0005-keep-pet-id-of-idempotency-keys\n',
         )
         assert.equal(first.stderr, '')
         const handle = new Database(db.dbPath, { readonly: true, fileMustExist: true })

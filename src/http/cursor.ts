@@ -8,6 +8,8 @@ import { type Int64Text, isInt64 } from '../int64.js'
 /** MAC bytes kept in a cursor: 128 bits, beyond guessing. */
 const MAC_BYTES = 16
 const DIGITS = /^-?(0|[1-9]\d{0,18})$/
+/** Most MACs kept (see `mac` below). */
+const MAC_CACHE_ENTRIES = 4096
 
 /** Makes and checks cursors with one key. */
 export interface CursorCodec {
@@ -27,8 +29,19 @@ export interface CursorCodec {
 export function createCursorCodec(key: Buffer): CursorCodec {
   // A KeyObject made once: createHmac with raw key bytes imports them on every call (about 5× slower).
   const secret = createSecretKey(key)
-  const mac = (digits: string) =>
-    createHmac('sha256', secret).update(`cursor:${digits}`).digest().subarray(0, MAC_BYTES).toString('base64url')
+  // The MAC of recently signed ids, kept: a page's next cursor is asked for again and again (every
+  // client reading the first page gets the same one). A cached value is the exact HMAC, so a cursor
+  // is as unforgeable as before; the cap bounds the memory (about 100 bytes an entry).
+  const recent = new Map<string, string>()
+  const mac = (digits: string) => {
+    let value = recent.get(digits)
+    if (value === undefined) {
+      value = createHmac('sha256', secret).update(`cursor:${digits}`).digest().subarray(0, MAC_BYTES).toString('base64url')
+      if (recent.size >= MAC_CACHE_ENTRIES) recent.clear()
+      recent.set(digits, value)
+    }
+    return value
+  }
   const digitsOf = (cursor: string) => Buffer.from(cursor.slice(0, cursor.indexOf('.')), 'base64url').toString('utf8')
   return {
     encode(lastId) {

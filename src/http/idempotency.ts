@@ -1,9 +1,11 @@
 // Idempotent createPet (the IETF httpapi draft "The Idempotency-Key HTTP Header Field"): the header's
-// schema, the request fingerprint, how long keys are kept, and the outcome → response mapping. The
-// record itself is written by the store in the pet's transaction (PetStore.insertPetOnce).
+// schema, the request fingerprint, how long keys are kept, and which outcomes are refusals. The
+// record itself (fingerprint and pet id) is written by the store in the pet's transaction
+// (PetStore.insertPetOnce); a replay answers as a first create does (http/pets.ts).
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import type { IdempotentOutcome, PetDraft, StoredResponse } from '../store/index.js'
+import type { Int64Text } from '../int64.js'
+import type { IdempotentOutcome, PetDraft } from '../store/index.js'
 import { ApiError } from './errors.js'
 
 /** How long a key is kept (ms): 24 h after the first request; then the key may be used anew. */
@@ -46,9 +48,13 @@ export function fingerprintOf(draft: PetDraft): string {
  */
 export const LIMIT_RETRY_AFTER_SECONDS = 60
 
-/** The response to send for an outcome, or the ApiError to throw (409, 422, 429). */
-export function responseFor(outcome: IdempotentOutcome): StoredResponse {
-  if ('response' in outcome) return outcome.response
+/**
+ * The id of the pet an idempotent create answers with (created now, or by the first request with
+ * this key), or the ApiError to throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`,
+ * 429 `idempotency_key_limit_reached`.
+ */
+export function createdPetId(outcome: IdempotentOutcome): Int64Text {
+  if ('petId' in outcome) return outcome.petId
   if (outcome.outcome === 'in_flight') throw new ApiError('idempotency_key_in_flight', { headers: { 'retry-after': '1' } })
   if (outcome.outcome === 'limit_reached') {
     throw new ApiError('idempotency_key_limit_reached', { headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) } })

@@ -1,9 +1,9 @@
 // The three operations of docs/specification.md, Operations: listPets, createPet, getPet. Thin
-// handlers: validation and serialization come from the route schemas, data from the PetStore.
+// handlers: validation comes from the route schemas; the Pet and Pets bodies come from the PetStore
+// as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
-import { toBigInt } from '../int64.js'
-import { JSON_CONTENT_TYPE, petJson, petsJson } from '../pet-json.js'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { type Int64Text, toBigInt } from '../int64.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
@@ -17,7 +17,7 @@ import type { KeyIdentity } from './auth.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
-import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, responseFor } from './idempotency.js'
+import { createdPetId, fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders } from './idempotency.js'
 import { errorResponses, header, successResponse } from './responses.js'
 
 /**
@@ -32,6 +32,8 @@ export interface PetRoutesOptions {
   idempotencyRecordsPerKey: number
 }
 
+/** The media type of the Pet and Pets bodies (RFC 8259: JSON is UTF-8). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 const SECURITY = [{ bearerAuth: [] }]
 /** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
@@ -63,15 +65,13 @@ export async function petRoutes(
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
       const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
-      const page = await pets.listPets({ limit: limit + 1, status, afterId })
-      const last = page[limit - 1]
-      if (page.length > limit && last) {
-        page.length = limit
+      const page = await pets.listPets({ limit, status, afterId })
+      if (page.more && page.lastId !== undefined) {
         // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(last.id)}>; rel="next"`)
+        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`)
       }
-      return reply.type(JSON_CONTENT_TYPE).send(petsJson(page))
+      return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
   )
 
@@ -104,10 +104,7 @@ export async function petRoutes(
       const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
       const draft = { name, categoryId: toBigInt(categoryId), status }
       const key = request.headers['idempotency-key']
-      if (key === undefined) {
-        const pet = await pets.insertPet(draft)
-        return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(petJson(pet))
-      }
+      if (key === undefined) return created(reply, await pets.insertPet(draft))
       const now = Date.now()
       const outcome = await pets.insertPetOnce(draft, {
         scope: (request.apiKey as KeyIdentity).keyId,
@@ -115,12 +112,10 @@ export async function petRoutes(
         fingerprint: fingerprintOf(draft),
         now,
         expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
-        locationBase: `${linkBase}/pets/`,
         maxRecords: idempotencyRecordsPerKey,
       })
-      const response = responseFor(outcome)
       if (outcome.outcome === 'replayed') reply.header('idempotent-replayed', 'true')
-      return reply.code(response.status).header('location', response.location).type(JSON_CONTENT_TYPE).send(response.body)
+      return created(reply, createdPetId(outcome))
     },
   )
 
@@ -146,8 +141,16 @@ export async function petRoutes(
     },
     async (request, reply) => {
       const pet = await pets.findPet(toBigInt(request.params.petId))
-      if (!pet) throw new ApiError('pet_not_found')
-      return reply.type(JSON_CONTENT_TYPE).send(petJson(pet))
+      if (pet === undefined) throw new ApiError('pet_not_found')
+      return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )
+
+  // The 201 of createPet, for a first create and a replay alike: the pet as stored now, and where it lives.
+  async function created(reply: FastifyReply, petId: Int64Text): Promise<FastifyReply> {
+    const pet = await pets.findPet(petId)
+    // Pets are never deleted: a committed pet that cannot be read back is a fault (500).
+    if (pet === undefined) throw new Error(`pet ${petId} not found right after its create`)
+    return reply.code(201).header('location', `${linkBase}/pets/${petId}`).type(JSON_CONTENT_TYPE).send(pet)
+  }
 }

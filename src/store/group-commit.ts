@@ -1,7 +1,7 @@
 // SQLite group commit: creates that arrive together are written in one transaction, so they share
 // one fsync (synchronous=FULL) instead of paying one each. Every caller still resolves only after
 // the commit that holds its row, so a 201 is never sent for a row that is not on stable storage.
-import { classifyDriverError, StoreUnavailableError } from './unavailable.js'
+import { isTransientDriverError } from './unavailable.js'
 
 interface Waiting<T, R> {
   item: T
@@ -10,14 +10,15 @@ interface Waiting<T, R> {
 }
 
 /** Most rows per transaction: bounds how long one commit holds the connection (and reads). */
-const MAX_BATCH_ROWS = 256
+export const MAX_BATCH_ROWS = 256
 
 /**
  * Wraps synchronous inserts into an asynchronous one that batches the items queued during one turn
  * of the event loop (up to MAX_BATCH_ROWS) into one call of `insertBatch` (one transaction). If a
  * batch fails with a transient error (busy, full, read-only) every caller gets it at once; any other
  * failure is retried row by row with `insertOne`, so one bad row cannot fail the others and every
- * caller gets its own outcome. Errors are classified (StoreUnavailableError for transient ones).
+ * caller gets its own outcome. Rejects with the driver's error as raised: the store's door
+ * (store/index.ts) classifies it, once.
  */
 export function groupCommit<T, R>(insertBatch: (items: T[]) => R[], insertOne: (item: T) => R): (item: T) => Promise<R> {
   const queue: Array<Waiting<T, R>> = []
@@ -30,9 +31,8 @@ export function groupCommit<T, R>(insertBatch: (items: T[]) => R[], insertOne: (
         for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as R)
         return
       } catch (error) {
-        const classified = classifyDriverError(error)
-        if (classified instanceof StoreUnavailableError) {
-          for (const waiting of batch) waiting.reject(classified)
+        if (isTransientDriverError(error)) {
+          for (const waiting of batch) waiting.reject(error)
           return
         }
         // otherwise: one at a time, below
@@ -42,7 +42,7 @@ export function groupCommit<T, R>(insertBatch: (items: T[]) => R[], insertOne: (
       try {
         waiting.resolve(insertOne(waiting.item))
       } catch (error) {
-        waiting.reject(classifyDriverError(error))
+        waiting.reject(error)
       }
     }
   }

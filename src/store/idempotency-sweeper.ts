@@ -2,7 +2,7 @@
 // of SWEEP_BATCH rows until none is left, so records leave 24 h after their create whether or not
 // more creates follow. Safe with many instances and workers at once: each batch is one bounded
 // DELETE (on PostgreSQL skipping rows another transaction holds; on SQLite on the writer thread).
-import type { PetStore } from './pets.js'
+import type { PetStore } from './pet-store.js'
 
 /** How often (ms) a process sweeps: also the Retry-After of a create refused at the record limit. */
 export const SWEEP_INTERVAL_MS = 60_000

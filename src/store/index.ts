@@ -1,11 +1,12 @@
-// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg) behind
-// Kysely and hands out the narrow PetStore / ApiKeyStore interfaces the rest of the app depends on.
+// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg), runs
+// Kysely for keys, migrations and copy, hands out the narrow PetStore / ApiKeyStore interfaces the
+// rest of the app depends on, and classifies every driver error once (unavailable.ts).
 import type BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import * as apiKeys from './api-keys.js'
 import { type MigrationReport, migrateToLatest } from './migrate.js'
-import type { PetStore } from './pets.js'
+import type { PetStore } from './pet-store.js'
 import { TransactionLockPostgresDialect } from './postgres-migration-lock.js'
 import { postgresPetStore } from './postgres-pets.js'
 import { loadServiceSecret } from './service-secrets.js'
@@ -17,7 +18,7 @@ import { trackWrites } from './write-health.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
 export type { MigrationReport } from './migrate.js'
-export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPageQuery, PetStore, StoredResponse } from './pets.js'
+export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -123,8 +124,8 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
   }
 }
 
-// Kysely serves migrations, keys and copy; the request hot path (pets) runs prepared statements on
-// the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
+// Kysely runs migrations, keys and copy; the request hot path (pets) runs the statements Kysely
+// compiled once (pet-sql.ts) straight on the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
 function connect(
   config: DatabaseConfig,
   onPoolError: (error: Error) => void,

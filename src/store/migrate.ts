@@ -8,12 +8,14 @@ import * as createPets from './migrations/0001-create-pets.js'
 import * as createApiKeys from './migrations/0002-create-api-keys.js'
 import * as createIdempotencyKeys from './migrations/0003-create-idempotency-keys.js'
 import * as createServiceSecrets from './migrations/0004-create-service-secrets.js'
+import * as keepPetIdOfIdempotencyKeys from './migrations/0005-keep-pet-id-of-idempotency-keys.js'
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001-create-pets': createPets,
   '0002-create-api-keys': createApiKeys,
   '0003-create-idempotency-keys': createIdempotencyKeys,
   '0004-create-service-secrets': createServiceSecrets,
+  '0005-keep-pet-id-of-idempotency-keys': keepPetIdOfIdempotencyKeys,
 }
 
 /** Kysely's table of applied migrations (name, ISO timestamp). */

@@ -1,37 +1,19 @@
-// Pets on PostgreSQL: statements sent straight through the pg pool as unnamed prepared statements
-// (no server-side state outlives a statement, so a transaction pooler such as PgBouncer is safe),
-// with int8 columns read as decimal text.
+// Pets on PostgreSQL: the compiled statements of pet-sql.ts sent as unnamed statements (text and
+// values) through the pg pool, so a transaction-pooling PgBouncer in front keeps working; the
+// database renders each body, and int8 columns are read as decimal text.
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
-import type { Pet } from '../schemas.js'
-import {
-  claimedOutcome,
-  createdResponse,
-  findPetSql,
-  type IdempotencyRecord,
-  type IdempotentCreate,
-  type IdempotentOutcome,
-  idempotencySql,
-  LIST_VARIANTS,
-  type ListVariant,
-  listPetsSql,
-  listPetsVariant,
-  overRecordLimit,
-  type PetDraft,
-  type PetStore,
-  PROBE_WRITE_BYTES,
-  probeWriteSql,
-  type SqlDialect,
-  storedPet,
-} from './pets.js'
+import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
+import { compilePetStatements, listVariant, type PageRow, PROBE_WRITE_BYTES } from './pet-sql.js'
+import type { IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
 
-const POSTGRES: SqlDialect = { int64Text: (column) => `pets.${column}::text`, parameter: (index) => `$${index}` }
+const STATEMENTS = compilePetStatements('postgres')
 
-const FIND_PET = findPetSql(POSTGRES)
-const INSERT_PET = 'insert into pets (name, category_id, status) values ($1, $2, $3) returning id::text as "id"'
-const LIST_PETS = new Map<ListVariant, string>(LIST_VARIANTS.map((variant) => [variant, listPetsSql(POSTGRES, variant)]))
+// The probe write's row value: PROBE_WRITE_BYTES of text, made once.
+const PROBE_PAYLOAD = 'p'.repeat(PROBE_WRITE_BYTES)
 
-const IDEMPOTENCY = idempotencySql(POSTGRES, 'ctid', ' for update skip locked')
+// pg sends a bigint parameter only as text.
+const text = (value: bigint | string) => String(value)
 
 /**
  * The transaction-scoped advisory lock of one (API key, Idempotency-Key): a signed 64-bit number
@@ -44,54 +26,41 @@ export function idempotencyLock(scope: string, key: string): string {
 /**
  * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
  * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
- * wait for that transaction), claim the key, insert the pet, store the response, delete a few
- * expired records, commit.
+ * wait for that transaction), claim the key, refuse it past the scope's record limit
+ * (`limit_reached`), insert the pet, keep its id, delete a few expired records, commit.
  */
 async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
-  const { scope, key, fingerprint, now, expiredBefore, maxRecords } = once
   const client = await pool.connect()
   let release: (error?: Error) => void = () => client.release()
   try {
     await client.query('begin')
     const locked = await client.query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
-      idempotencyLock(scope, key),
+      idempotencyLock(once.scope, once.key),
     ])
     if (!locked.rows[0]?.locked) {
       await client.query('rollback')
       return { outcome: 'in_flight' }
     }
-    const claim = await client.query({
-      text: IDEMPOTENCY.claim,
-      values: [scope, key, fingerprint, now, expiredBefore],
-    })
+    const claim = await client.query(STATEMENTS.claim.sql, STATEMENTS.claim.bind(once))
     if (claim.rowCount === 0) {
-      const found = await client.query<IdempotencyRecord>({
-        text: IDEMPOTENCY.find,
-        values: [scope, key],
-      })
+      const found = await client.query<IdempotencyRecord>(STATEMENTS.record.sql, STATEMENTS.record.bind(once))
       await client.query('rollback')
-      return claimedOutcome(found.rows[0], fingerprint)
+      return claimedOutcome(found.rows[0], once.fingerprint)
     }
-    const held = await client.query<{ records: string }>({
-      text: IDEMPOTENCY.count,
-      values: [scope, maxRecords + 1],
-    })
-    if (overRecordLimit(held.rows[0]?.records, maxRecords)) {
+    const held = await client.query<{ records: string }>(
+      STATEMENTS.count.sql,
+      STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
+    )
+    if (overRecordLimit(held.rows[0]?.records, once.maxRecords)) {
+      // The rollback undoes this transaction's own claim: no record is kept for a refused create.
       await client.query('rollback')
       return { outcome: 'limit_reached' }
     }
-    const inserted = await client.query<{ id: string }>({
-      text: INSERT_PET,
-      values: [draft.name, String(draft.categoryId), draft.status],
-    })
-    const response = createdResponse(once, storedPet(draft, (inserted.rows[0] as { id: string }).id))
-    await client.query({
-      text: IDEMPOTENCY.respond,
-      values: [response.status, response.location, response.body, scope, key],
-    })
-    await client.query({ text: IDEMPOTENCY.expire, values: [expiredBefore] })
+    const petId = await insert(client, draft)
+    await client.query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
+    await client.query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
     await client.query('commit')
-    return { outcome: 'created', response }
+    return { outcome: 'created', petId }
   } catch (error) {
     // A connection that failed mid-transaction is discarded, not returned to the pool.
     release = () => client.release(error instanceof Error ? error : new Error(String(error)))
@@ -101,7 +70,15 @@ async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCre
   }
 }
 
-const PROBE = probeWriteSql(POSTGRES)
+async function insert(client: pg.Pool | pg.PoolClient, draft: PetDraft): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    STATEMENTS.insert.sql,
+    STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
+  )
+  const row = rows[0]
+  if (!row) throw new Error('insert into pets returned no row')
+  return row.id
+}
 
 /** Readiness's probe write: insert and delete a PROBE_WRITE_BYTES row in one committed transaction. */
 async function probeWrite(pool: pg.Pool): Promise<void> {
@@ -109,8 +86,8 @@ async function probeWrite(pool: pg.Pool): Promise<void> {
   let failed: Error | undefined
   try {
     await client.query('begin')
-    await client.query(PROBE.insert, ['p'.repeat(PROBE_WRITE_BYTES)])
-    await client.query(PROBE.remove)
+    await client.query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({ payload: PROBE_PAYLOAD }))
+    await client.query(STATEMENTS.probeRemove.sql, STATEMENTS.probeRemove.bind({}))
     await client.query('commit')
   } catch (error) {
     failed = error instanceof Error ? error : new Error(String(error))
@@ -124,24 +101,22 @@ async function probeWrite(pool: pg.Pool): Promise<void> {
 /** A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies it). */
 export function postgresPetStore(pool: pg.Pool): PetStore {
   return {
-    insertPet: async (draft) => {
-      const { rows } = await pool.query<{ id: string }>({
-        text: INSERT_PET,
-        values: [draft.name, String(draft.categoryId), draft.status],
-      })
-      return storedPet(draft, (rows[0] as { id: string }).id)
-    },
+    insertPet: (draft) => insert(pool, draft),
     listPets: async (query) => {
-      const { variant, parameters } = listPetsVariant(query)
-      const values = parameters.map((value) => (typeof value === 'bigint' ? String(value) : value))
-      return (await pool.query<Pet>({ text: LIST_PETS.get(variant) as string, values })).rows
+      const statement = STATEMENTS.list.get(listVariant(query))
+      if (!statement) throw new Error('listPets: no statement')
+      const values = statement.bind({ ...query, afterId: query.afterId === undefined ? undefined : text(query.afterId) })
+      const row = (await pool.query<PageRow>(statement.sql, values)).rows[0]
+      if (!row) throw new Error('listPets: no page row')
+      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
     },
-    findPet: async (id) => (await pool.query<Pet>({ text: FIND_PET, values: [String(id)] })).rows[0],
+    findPet: async (id) =>
+      (await pool.query<{ body: string }>(STATEMENTS.find.sql, STATEMENTS.find.bind({ id: text(id) }))).rows[0]?.body,
     insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
-      (await pool.query({ text: IDEMPOTENCY.sweep, values: [expiredBefore, limit] })).rowCount ?? 0,
+      (await pool.query(STATEMENTS.sweep.sql, STATEMENTS.sweep.bind({ expiredBefore, limit }))).rowCount ?? 0,
     probeWrite: () => probeWrite(pool),
   }
 }

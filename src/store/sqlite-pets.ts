@@ -1,19 +1,13 @@
-// Pets on SQLite: reads through statements prepared once and run synchronously by better-sqlite3 (no
-// query builder on the request path); writes on the writer thread (sqlite-writer.ts), group-committed.
+// Pets on SQLite: reads through the compiled statements (pet-sql.ts) prepared once on this
+// connection and run synchronously by better-sqlite3, the database rendering each body; writes on
+// the writer thread (sqlite-writer.ts), or inline for `:memory:`, group-committed either way.
 import type BetterSqlite3 from 'better-sqlite3'
-import type { Pet } from '../schemas.js'
-import { groupCommit } from './group-commit.js'
-import {
-  findPetSql,
-  LIST_VARIANTS,
-  type ListVariant,
-  listPetsSql,
-  listPetsVariant,
-  type PetDraft,
-  type PetStore,
-} from './pets.js'
+import { compilePetStatements, listVariant, type PageRow } from './pet-sql.js'
+import type { PetStore } from './pet-store.js'
 import { createSqliteWriter } from './sqlite-writer.js'
-import { type OnceJob, prepareWrites, SQLITE, type SqliteWrites } from './sqlite-writes.js'
+import { createInserters, prepareWrites } from './sqlite-writes.js'
+
+const STATEMENTS = compilePetStatements('sqlite')
 
 /**
  * A PetStore over an open better-sqlite3 database (migrated, safe integers on) at `path`. Reads run
@@ -29,30 +23,32 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
     return reads
   }
   const writer = path === ':memory:' ? undefined : createSqliteWriter(path)
-  const inline = writer ? undefined : inlineWrites(database)
+  const writes = writer ?? inlineWrites(database)
   return {
-    insertPet: writer?.insertPet ?? (inline as InlineWrites).insertPet,
-    insertPetOnce: writer?.insertPetOnce ?? (inline as InlineWrites).insertPetOnce,
-    deleteExpiredIdempotencyRecords:
-      writer?.deleteExpiredIdempotencyRecords ?? (inline as InlineWrites).deleteExpiredIdempotencyRecords,
-    probeWrite: writer?.probeWrite ?? (inline as InlineWrites).probeWrite,
+    insertPet: writes.insertPet,
+    insertPetOnce: writes.insertPetOnce,
+    deleteExpiredIdempotencyRecords: writes.deleteExpiredIdempotencyRecords,
+    probeWrite: writes.probeWrite,
     close: async () => writer?.close(),
     listPets: async (query) => {
-      const { variant, parameters } = listPetsVariant(query)
-      return read()
-        .list.get(variant)
-        ?.all(...parameters) as Pet[]
+      const page = read().list.get(listVariant(query))
+      // A page statement always answers one row (an aggregate over the page).
+      const row = page?.prepared.get(...page.compiled.bind(query))
+      if (!row) throw new Error('listPets: no page row')
+      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === 1n }
     },
-    findPet: async (id) => read().find.get(id) as Pet | undefined,
+    findPet: async (id) => read().find.get(...STATEMENTS.find.bind({ id }))?.body,
   }
 }
 
 function prepareReads(database: BetterSqlite3.Database) {
   return {
-    list: new Map<ListVariant, BetterSqlite3.Statement>(
-      LIST_VARIANTS.map((variant) => [variant, database.prepare(listPetsSql(SQLITE, variant))]),
+    list: new Map(
+      [...STATEMENTS.list].map(
+        ([variant, compiled]) => [variant, { compiled, prepared: database.prepare<unknown[], PageRow>(compiled.sql) }] as const,
+      ),
     ),
-    find: database.prepare(findPetSql(SQLITE)),
+    find: database.prepare<unknown[], { body: string }>(STATEMENTS.find.sql),
   }
 }
 
@@ -60,23 +56,11 @@ type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpire
 
 // `:memory:`: the same group-committed writes, on this connection.
 function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
-  let prepared: SqliteWrites | undefined
-  const writes = () => {
-    prepared ??= prepareWrites(database)
-    return prepared
-  }
-  const insertPet = groupCommit(
-    (drafts: PetDraft[]) => writes().insertBatch(drafts),
-    (draft: PetDraft) => writes().insertOne(draft),
-  )
-  const insertOnce = groupCommit(
-    (jobs: OnceJob[]) => writes().insertOnceBatch(jobs),
-    (job) => writes().insertOnce(job),
-  )
+  const inserters = createInserters(() => prepareWrites(database))
   return {
-    insertPet,
-    insertPetOnce: (draft, once) => insertOnce({ draft, once }),
-    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) => writes().sweep(expiredBefore, limit),
-    probeWrite: async () => writes().probe(),
+    insertPet: inserters.insertPet,
+    insertPetOnce: (draft, once) => inserters.insertPetOnce({ draft, once }),
+    deleteExpiredIdempotencyRecords: inserters.sweep,
+    probeWrite: inserters.probe,
   }
 }

@@ -1,25 +1,16 @@
-// The SQLite statements that write pets: one create, a batch of creates, and a create under an
-// Idempotency-Key (claim, insert, stored response, expiry, in one transaction). Run by the writer
-// thread (sqlite-writer-thread.ts), or inline for `:memory:` (sqlite-pets.ts).
+// The SQLite writes of pets: one create, a batch of creates, and a create under an Idempotency-Key
+// (claim, record limit, insert, keep the pet's id, expiry, in one transaction), group-committed
+// (group-commit.ts); and the sweep of expired records and readiness's probe write.
+// The one wiring both the writer thread (sqlite-writer-thread.ts) and `:memory:` (sqlite-pets.ts) run.
 import type BetterSqlite3 from 'better-sqlite3'
-import type { Pet } from '../schemas.js'
-import {
-  claimedOutcome,
-  createdResponse,
-  type IdempotencyRecord,
-  type IdempotentCreate,
-  type IdempotentOutcome,
-  idempotencySql,
-  overRecordLimit,
-  type PetDraft,
-  PROBE_WRITE_BYTES,
-  probeWriteSql,
-  type SqlDialect,
-  storedPet,
-} from './pets.js'
+import type { Int64Text } from '../int64.js'
+import { groupCommit } from './group-commit.js'
+import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
+import { compilePetStatements, PROBE_WRITE_BYTES } from './pet-sql.js'
+import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
+import { timedCommit, type WriterCommit } from './sqlite-writer-events.js'
 
-/** SQLite's spelling of the shared SQL (pets.ts). */
-export const SQLITE: SqlDialect = { int64Text: (column) => `cast(pets.${column} as text)`, parameter: () => '?' }
+const STATEMENTS = compilePetStatements('sqlite')
 
 /** One create under an Idempotency-Key. */
 export interface OnceJob {
@@ -27,63 +18,117 @@ export interface OnceJob {
   once: IdempotentCreate
 }
 
-/** The write statements of `database`, prepared now (the tables must exist); each runs synchronously. */
+/** The write statements of one connection, prepared (the tables must exist); each runs synchronously. */
 export interface SqliteWrites {
-  insertOne(draft: PetDraft): Pet
+  insertOne(draft: PetDraft): Int64Text
   /** Many creates in one transaction (one commit, one fsync). */
-  insertBatch(drafts: PetDraft[]): Pet[]
+  insertBatch(drafts: PetDraft[]): Int64Text[]
   insertOnce(job: OnceJob): IdempotentOutcome
   /** Many idempotent creates in one transaction, each in a savepoint of its own. */
   insertOnceBatch(jobs: OnceJob[]): IdempotentOutcome[]
   /** Deletes at most `limit` records created before `expiredBefore` (ms); how many it deleted. */
   sweep(expiredBefore: number, limit: number): number
-  /** The probe write (probeWriteSql), in one transaction, committed. */
+  /** The probe write (pet-sql.ts, `probeInsert` then `probeRemove`), in one transaction, committed. */
   probe(): void
 }
 
 /** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
 export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
-  const insert = database.prepare('insert into pets (name, category_id, status) values (?, ?, ?)')
-  const insertOne = (draft: PetDraft): Pet =>
-    storedPet(draft, String(insert.run(draft.name, draft.categoryId, draft.status).lastInsertRowid))
-  const idempotency = idempotencySql(SQLITE, 'rowid')
-  const claim = database.prepare(idempotency.claim)
-  const respond = database.prepare(idempotency.respond)
-  const find = database.prepare(idempotency.find)
-  const expire = database.prepare(idempotency.expire)
-  const sweep = database.prepare(idempotency.sweep)
-  const count = database.prepare(idempotency.count).pluck()
-  const release = database.prepare(idempotency.release)
-  const probeSql = probeWriteSql(SQLITE)
-  const probeInsert = database.prepare(probeSql.insert)
-  const probeRemove = database.prepare(probeSql.remove)
+  const insert = database.prepare(STATEMENTS.insert.sql)
+  const claim = database.prepare<unknown[], { claimed: unknown }>(STATEMENTS.claim.sql)
+  const record = database.prepare<unknown[], IdempotencyRecord>(STATEMENTS.record.sql)
+  const keep = database.prepare(STATEMENTS.keep.sql)
+  const expire = database.prepare(STATEMENTS.expire.sql)
+  const count = database.prepare<unknown[], { records: number | bigint }>(STATEMENTS.count.sql)
+  const release = database.prepare(STATEMENTS.release.sql)
+  const sweep = database.prepare(STATEMENTS.sweep.sql)
+  const probeInsert = database.prepare(STATEMENTS.probeInsert.sql)
+  const probeRemove = database.prepare(STATEMENTS.probeRemove.sql)
   const probePayload = 'p'.repeat(PROBE_WRITE_BYTES)
+  // run(), which throws a failed autocommit COMMIT (see pet-sql.ts), so an id is never returned for
+  // a row that is not on stable storage.
+  const insertOne = (draft: PetDraft): Int64Text => String(insert.run(...STATEMENTS.insert.bind(draft)).lastInsertRowid)
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.
   const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
-    const { scope, key, fingerprint, now, expiredBefore, maxRecords } = once
-    if (!claim.get(scope, key, fingerprint, now, expiredBefore)) {
-      return claimedOutcome(find.get(scope, key) as IdempotencyRecord | undefined, fingerprint)
+    if (!claim.get(...STATEMENTS.claim.bind(once))) {
+      return claimedOutcome(record.get(...STATEMENTS.record.bind(once)), once.fingerprint)
     }
-    if (overRecordLimit(count.get(scope, maxRecords + 1) as number | bigint, maxRecords)) {
-      release.run(scope, key)
+    const held = count.get(...STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
+    if (overRecordLimit(held?.records, once.maxRecords)) {
+      release.run(...STATEMENTS.release.bind(once))
       return { outcome: 'limit_reached' }
     }
-    const response = createdResponse(once, insertOne(draft))
-    respond.run(response.status, response.location, response.body, scope, key)
-    expire.run(expiredBefore)
-    return { outcome: 'created', response }
+    const petId = insertOne(draft)
+    keep.run(...STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
+    expire.run(...STATEMENTS.expire.bind(once))
+    return { outcome: 'created', petId }
   })
   return {
     insertOne,
     insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
     insertOnce,
-    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map(insertOnce)),
-    sweep: (expiredBefore, limit) => sweep.run(expiredBefore, limit).changes,
+    insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map((job) => insertOnce(job))),
+    sweep: (expiredBefore, limit) => sweep.run(...STATEMENTS.sweep.bind({ expiredBefore, limit })).changes,
     probe: database.transaction(() => {
-      probeInsert.run(probePayload)
-      probeRemove.run()
+      probeInsert.run(...STATEMENTS.probeInsert.bind({ payload: probePayload }))
+      probeRemove.run(...STATEMENTS.probeRemove.bind({}))
     }),
+  }
+}
+
+/**
+ * Group-committed creates: each resolves after the commit holding its row; rejects with the driver's
+ * error. And the writes that run alone, between group commits: a sweep batch, the probe write.
+ */
+export interface Inserters {
+  insertPet(draft: PetDraft): Promise<Int64Text>
+  insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
+  /** Deletes at most `limit` expired records (created before `expiredBefore`, ms) at once; how many it deleted. */
+  sweep(expiredBefore: number, limit: number): Promise<number>
+  /** The probe write, committed. */
+  probe(): Promise<void>
+}
+
+/**
+ * Group-committed creates over the writes `prepare` returns, prepared on the first create (after
+ * migrations made the tables) and again after it threw (the table may not exist yet, the file may
+ * be unreachable): every failure is one create's answer. With `report`, each create transaction's
+ * duration and rows are reported once it committed (sqlite-writer-events.ts; the writer thread's
+ * commit metrics).
+ */
+export function createInserters(prepare: () => SqliteWrites, report?: (commit: WriterCommit) => void): Inserters {
+  let writes: SqliteWrites | undefined
+  const ready = () => {
+    writes ??= report ? timedWrites(prepare(), report) : prepare()
+    return writes
+  }
+  return {
+    insertPet: groupCommit(
+      (drafts: PetDraft[]) => ready().insertBatch(drafts),
+      (draft) => ready().insertOne(draft),
+    ),
+    insertPetOnce: groupCommit(
+      (jobs: OnceJob[]) => ready().insertOnceBatch(jobs),
+      (job) => ready().insertOnce(job),
+    ),
+    sweep: async (expiredBefore, limit) => ready().sweep(expiredBefore, limit),
+    probe: async () => ready().probe(),
+  }
+}
+
+// `writes` with each create transaction (one call = one commit) timed: a call from inside another
+// (insertOne in a batch, insertOnce in its savepoint) goes through the closures, not these, so each
+// commit is reported once.
+function timedWrites(writes: SqliteWrites, report: (commit: WriterCommit) => void): SqliteWrites {
+  const many = (items: unknown[]) => items.length
+  const one = () => 1
+  return {
+    ...writes,
+    insertOne: timedCommit(writes.insertOne, one, report),
+    insertBatch: timedCommit(writes.insertBatch, many, report),
+    insertOnce: timedCommit(writes.insertOnce, one, report),
+    insertOnceBatch: timedCommit(writes.insertOnceBatch, many, report),
   }
 }

@@ -25,16 +25,15 @@ export interface ApiKeysTable {
 
 /**
  * `idempotency_keys`: one row per (API key, Idempotency-Key) of createPet: the request's SHA-256,
- * when it was made (ms since the Unix epoch) and the response, written in the pet's transaction.
+ * when it was made (ms since the Unix epoch) and the id of the pet it created, written in the pet's
+ * transaction (migration 0005; null only inside that transaction).
  */
 export interface IdempotencyKeysTable {
   api_key_id: string
   idempotency_key: string
   request_hash: string
   created_at: Int64Column
-  response_status: number | null
-  response_location: string | null
-  response_body: string | null
+  pet_id: Int64Column | null
 }
 
 /** `service_secrets`: secrets the service made for itself (base64url), by name. Never logged. */

@@ -1,6 +1,6 @@
 // Which driver errors mean "the database cannot serve now" (503, retry later) rather than a bug
-// (500). Matched by code, never by message: SQLite result codes, PostgreSQL SQLSTATE classes and
-// Node socket errors.
+// (500). Matched by code (SQLite result codes, PostgreSQL SQLSTATE classes, Node socket errors),
+// except two errors of pg's pool that carry no code, matched by their fixed wording.
 
 /** The database is unreachable, full, read-only or overloaded; retrying later may succeed. */
 export class StoreUnavailableError extends Error {
@@ -29,10 +29,23 @@ const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
  */
 export function classifyDriverError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error
+  const transient = transientCause(error)
+  return transient ? new StoreUnavailableError(error, transient.code) : error
+}
+
+/** Whether `error`, or an error it wraps, is transient (what classifyDriverError makes a 503 of). */
+export function isTransientDriverError(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || transientCause(error) !== undefined
+}
+
+function transientCause(error: unknown): { code: string | undefined } | undefined {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (isTransient(current)) return new StoreUnavailableError(error, (current as { code?: string }).code)
+    if (isTransient(current)) {
+      const code = (current as { code?: unknown }).code
+      return { code: typeof code === 'string' ? code : undefined }
+    }
   }
-  return error
+  return undefined
 }
 
 function isTransient(error: Error): boolean {

@@ -1,0 +1,281 @@
+// The SQL of every pet statement on the request path (and of the idempotency sweep and readiness's
+// probe write), built once with Kysely from the Pet schema's members (pet-columns.ts) and compiled
+// for the store's dialect. The database renders the response
+// JSON itself (as PostgREST does): a page is one statement whose value is the Pets body, a pet one
+// whose value is the Pet body, the members in the schema's order, int64 as its exact digits.
+import {
+  type Compilable,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  sql,
+} from 'kysely'
+import { PET_COLUMNS, PET_MEMBERS } from './pet-columns.js'
+import type { PetPageQuery } from './pet-store.js'
+import type { Database } from './tables.js'
+
+/** The two SQL dialects the store speaks. */
+export type SqlDialect = 'sqlite' | 'postgres'
+
+/**
+ * A statement compiled once: its SQL text and the values of one execution in placeholder order.
+ * `N` names the values it takes (`bind({ limit: 21 })`).
+ */
+export interface CompiledStatement<N extends string> {
+  readonly sql: string
+  bind(values: { readonly [K in N]?: unknown }): unknown[]
+}
+
+// A named stand-in for a value, put where the query takes one; compile() lists them in placeholder order.
+class Slot<N extends string> {
+  constructor(readonly name: N) {}
+}
+// Typed `any` as Kysely's own `sql.val` is: a slot stands wherever a value of the column's type may.
+const slot = <N extends string>(name: N): RawBuilder<any> => sql`${new Slot(name)}`
+
+function compile<N extends string>(query: Compilable): CompiledStatement<N> {
+  const compiled = query.compile()
+  const parameters = compiled.parameters
+  return {
+    sql: compiled.sql,
+    bind: (values) => parameters.map((parameter) => (parameter instanceof Slot ? values[parameter.name as N] : parameter)),
+  }
+}
+
+// The one place the dialects differ: how a row of Pet members (a from-item named `alias`) becomes a
+// JSON object, and a set of them a JSON array ordered by id. SQLite's json_object and PostgreSQL's
+// to_json both write the compact form JSON.stringify writes; json_agg would add spaces and newlines.
+interface Render {
+  object(alias: string): RawBuilder<string>
+  array(alias: string): RawBuilder<string>
+}
+const sqliteObject = (alias: string) =>
+  sql<string>`json_object(${sql.join(PET_MEMBERS.flatMap((member) => [sql.lit(member), sql.ref(`${alias}.${member}`)]))})`
+const RENDER: Record<SqlDialect, Render> = {
+  sqlite: {
+    object: sqliteObject,
+    // In the page subquery's order, as Kysely's jsonArrayFrom does: SQLite reads the ordered
+    // subquery as a co-routine, and an `order by` inside the aggregate would sort the rows again.
+    array: (alias) => sql<string>`json_group_array(${sqliteObject(alias)})`,
+  },
+  postgres: {
+    object: (alias) => sql<string>`to_json(${sql.table(alias)})::text`,
+    array: (alias) =>
+      sql<string>`coalesce('[' || string_agg(to_json(${sql.table(alias)})::text, ',' order by ${sql.ref(`${alias}.id`)}) || ']', '[]')`,
+  },
+}
+
+/** The Pet members as selections from `pets`, each aliased by its member name, in the schema's order. */
+function petSelection() {
+  return PET_MEMBERS.map((member) => sql.ref(`pets.${PET_COLUMNS[member]}`).as(member))
+}
+
+/** The four listPets statements: with or without a status filter, first page or after a cursor. */
+export type ListVariant = `${'all' | 'status'}-${'first' | 'after'}`
+/** The listPets variants, for compiling them all up front. */
+export const LIST_VARIANTS: readonly ListVariant[] = ['all-first', 'all-after', 'status-first', 'status-after']
+
+/** The listPets variant of a page query. */
+export function listVariant(query: PetPageQuery): ListVariant {
+  return `${query.status === undefined ? 'all' : 'status'}-${query.afterId === undefined ? 'first' : 'after'}`
+}
+
+/** The values a page statement takes (`status` and `afterId` only in the variants that filter on them). */
+export type PageValue = 'limit' | 'status' | 'afterId'
+
+/**
+ * The row of a page statement: `body`, the Pets JSON of at most `limit` pets; `lastId`, the last
+ * one's id (null when empty); `more`, whether a pet with a larger id passes the same filter.
+ */
+export interface PageRow {
+  body: string
+  lastId: bigint | string | null
+  more: boolean | bigint | number
+}
+
+function pageStatement(db: Kysely<Database>, dialect: SqlDialect, variant: ListVariant) {
+  const byStatus = variant.startsWith('status')
+  const after = variant.endsWith('after')
+  // The keyset: this filter, ordered by id. The page is its first `limit` rows; a next page exists
+  // when it has a row past them (an index walk of `limit` entries, no row read).
+  const keyset = <Q extends SelectQueryBuilder<Database, 'pets', object>>(query: Q) =>
+    query
+      .$if(byStatus, (q) => q.where('pets.status', '=', slot('status')))
+      .$if(after, (q) => q.where('pets.id', '>', slot('afterId')))
+      .orderBy('pets.id') as Q
+  return db
+    .selectFrom((qb) => keyset(qb.selectFrom('pets').select(petSelection())).limit(slot('limit')).as('page'))
+    .select([
+      RENDER[dialect].array('page').as('body'),
+      sql<bigint | string | null>`max(${sql.ref('page.id')})`.as('lastId'),
+      (eb) =>
+        eb
+          .exists(
+            keyset(db.selectFrom('pets').select(sql<number>`1`.as('one')))
+              .limit(1)
+              .offset(slot('limit')),
+          )
+          .as('more'),
+    ])
+}
+
+function findStatement(db: Kysely<Database>, dialect: SqlDialect) {
+  return db
+    .selectFrom((qb) => qb.selectFrom('pets').select(petSelection()).where('pets.id', '=', slot('id')).as('pet'))
+    .select(RENDER[dialect].object('pet').as('body'))
+}
+
+/** The request path's pet statements for one dialect, compiled once (the store prepares them once per connection). */
+export interface PetStatements {
+  /** One page per variant; row: PageRow. */
+  list: ReadonlyMap<ListVariant, CompiledStatement<PageValue>>
+  /** The Pet body of one id, `{ body }`, or no row. */
+  find: CompiledStatement<'id'>
+  /** Inserts one pet; PostgreSQL's row: `{ id }` (SQLite: the run's lastInsertRowid). */
+  insert: CompiledStatement<'name' | 'categoryId' | 'status'>
+  /** Claims an Idempotency-Key (new, or expired before `expiredBefore`); a row only when this request now owns it. */
+  claim: CompiledStatement<'scope' | 'key' | 'fingerprint' | 'now' | 'expiredBefore'>
+  /** A claimed key's record: `{ request_hash, pet_id }`. */
+  record: CompiledStatement<'scope' | 'key'>
+  /** Fills in the created pet's id of a claimed key. */
+  keep: CompiledStatement<'petId' | 'scope' | 'key'>
+  /** Deletes at most EXPIRED_DELETE_BATCH records created before `expiredBefore`. */
+  expire: CompiledStatement<'expiredBefore'>
+  /** The background sweep's bounded batch: deletes at most `limit` records created before `expiredBefore` (idempotency-sweeper.ts). */
+  sweep: CompiledStatement<'expiredBefore' | 'limit'>
+  /**
+   * `{ records }`: the scope's records, counted no further than `limit` (maxRecords + 1), on the
+   * primary key's index alone, so the cost is bounded by the limit, not by the table.
+   */
+  count: CompiledStatement<'scope' | 'limit'>
+  /** Deletes one key's record: undoes this transaction's own claim when it went past the limit. */
+  release: CompiledStatement<'scope' | 'key'>
+  /**
+   * Readiness's probe write, run with `probeRemove` in one transaction: adds a `service_secrets` row
+   * whose value is `payload` (PROBE_WRITE_BYTES of text); the commit still writes every page touched.
+   */
+  probeInsert: CompiledStatement<'payload'>
+  /** Deletes the probe's row again. */
+  probeRemove: CompiledStatement<never>
+}
+
+/**
+ * Bytes the probe write puts in its row: more than any create writes, so storage that takes the
+ * probe's commit takes a create's; the few KB a failed commit leaves allocated cannot absorb it.
+ */
+export const PROBE_WRITE_BYTES = 65_536
+
+/** The `service_secrets` name of the probe write's row (never a real secret's name). */
+const PROBE_ROW = 'write-probe'
+
+/** Most expired idempotency records one idempotent create deletes: bounded work per request. */
+export const EXPIRED_DELETE_BATCH = 16
+
+// Kysely without a connection: it only compiles (Kysely's "splitting build, compile and execute" recipe).
+function compiler(dialect: SqlDialect): Kysely<Database> {
+  const postgres = dialect === 'postgres'
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => (postgres ? new PostgresAdapter() : new SqliteAdapter()),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => (postgres ? new PostgresIntrospector(db) : new SqliteIntrospector(db)),
+      createQueryCompiler: () => (postgres ? new PostgresQueryCompiler() : new SqliteQueryCompiler()),
+    },
+  })
+}
+
+/** Compiles every pet statement for `dialect`: once per process (the stores prepare them once per connection). */
+export function compilePetStatements(dialect: SqlDialect): PetStatements {
+  const db = compiler(dialect)
+  const where = { scope: slot('scope'), key: slot('key') }
+  return {
+    list: new Map(LIST_VARIANTS.map((variant) => [variant, compile<PageValue>(pageStatement(db, dialect, variant))])),
+    find: compile(findStatement(db, dialect)),
+    // SQLite reads the new id from the run's lastInsertRowid instead of RETURNING: better-sqlite3's
+    // get() returns the first RETURNING row and then resets the statement, where an autocommit's
+    // failed COMMIT (SQLITE_FULL) would go unreported; run() steps to the end and throws it.
+    insert: compile(
+      dialect === 'postgres'
+        ? db
+            .insertInto('pets')
+            .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
+            .returning('id')
+        : db.insertInto('pets').values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') }),
+    ),
+    claim: compile(
+      db
+        .insertInto('idempotency_keys')
+        .values({
+          api_key_id: where.scope,
+          idempotency_key: where.key,
+          request_hash: slot('fingerprint'),
+          created_at: slot('now'),
+          pet_id: null,
+        })
+        .onConflict((conflict) =>
+          conflict
+            .columns(['api_key_id', 'idempotency_key'])
+            .doUpdateSet((eb) => ({
+              request_hash: eb.ref('excluded.request_hash'),
+              created_at: eb.ref('excluded.created_at'),
+              pet_id: null,
+            }))
+            .where('idempotency_keys.created_at', '<', slot('expiredBefore')),
+        )
+        .returning(sql<number>`1`.as('claimed')),
+    ),
+    record: compile(
+      db
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'pet_id'])
+        .where('api_key_id', '=', where.scope)
+        .where('idempotency_key', '=', where.key),
+    ),
+    keep: compile(
+      db
+        .updateTable('idempotency_keys')
+        .set({ pet_id: slot('petId') })
+        .where('api_key_id', '=', where.scope)
+        .where('idempotency_key', '=', where.key),
+    ),
+    expire: compile(deleteExpired(db, dialect, EXPIRED_DELETE_BATCH)),
+    sweep: compile(deleteExpired(db, dialect, slot('limit'))),
+    count: compile(
+      db
+        .selectFrom((qb) =>
+          qb
+            .selectFrom('idempotency_keys')
+            .select(sql<number>`1`.as('one'))
+            .where('api_key_id', '=', where.scope)
+            .limit(slot('limit'))
+            .as('held'),
+        )
+        .select((eb) => eb.fn.countAll().as('records')),
+    ),
+    release: compile(
+      db.deleteFrom('idempotency_keys').where('api_key_id', '=', where.scope).where('idempotency_key', '=', where.key),
+    ),
+    probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: slot('payload') })),
+    probeRemove: compile(db.deleteFrom('service_secrets').where('name', '=', PROBE_ROW)),
+  }
+}
+
+// At most `limit` records created before `expiredBefore`, deleted by their primary key.
+function deleteExpired(db: Kysely<Database>, dialect: SqlDialect, limit: number | RawBuilder<any>) {
+  return db.deleteFrom('idempotency_keys').where(
+    sql<boolean>`(api_key_id, idempotency_key) in ${db
+      .selectFrom('idempotency_keys')
+      .select(['api_key_id', 'idempotency_key'])
+      .where('created_at', '<', slot('expiredBefore'))
+      .limit(limit)
+      // PostgreSQL: rows another transaction holds are left to it, so two creates (or sweeps) never wait on each other's expired rows.
+      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())}`,
+  )
+}

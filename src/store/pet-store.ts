@@ -1,0 +1,77 @@
+// What the request path asks of the pets in the database, in domain terms: insert one (under an
+// Idempotency-Key or not), one page of Pets, one Pet; and what keeps it healthy: the sweep of
+// expired Idempotency-Key records, readiness's probe write. Bodies come back as the JSON the database
+// rendered (pet-sql.ts); nothing here knows HTTP.
+import type { Int64Text } from '../int64.js'
+import type { PetStatus } from '../schemas.js'
+
+/** A pet to insert: the validated NewPet with its default applied and `categoryId` exact. */
+export interface PetDraft {
+  name: string
+  categoryId: bigint
+  status: PetStatus
+}
+
+/** One page of listPets: at most `limit` pets with `id > afterId`, optionally of one status. */
+export interface PetPageQuery {
+  limit: number
+  status?: PetStatus | undefined
+  afterId?: bigint | undefined
+}
+
+/**
+ * One page as the database rendered it: `json`, the Pets body (members in the Pet schema's order,
+ * int64 as exact digits); `lastId`, the id of its last pet; `more`, whether pets follow it (then a
+ * next page exists and `lastId` is set).
+ */
+export interface PetPage {
+  json: string
+  lastId: Int64Text | undefined
+  more: boolean
+}
+
+/** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
+export interface PetStore {
+  /** Inserts one pet and resolves to its assigned `id` once the row is committed. */
+  insertPet(draft: PetDraft): Promise<Int64Text>
+  /** One page ordered by `id` ascending (the keyset order of listPets; docs/specification.md). */
+  listPets(query: PetPageQuery): Promise<PetPage>
+  /** The Pet body of the pet with this `id`, or undefined. */
+  findPet(id: bigint | Int64Text): Promise<string | undefined>
+  /**
+   * Inserts one pet unless `once` names an Idempotency-Key already used: the key's record and the
+   * pet are written in one transaction, so a pet never exists without its record nor a record
+   * without its pet. Resolves to the pet's id (created now, or by the first request with this key),
+   * `key_reused` when the key was used with another request, or `in_flight` when another
+   * transaction holds the key now.
+   */
+  insertPetOnce(draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome>
+  /**
+   * Deletes at most `limit` idempotency records created before `expiredBefore` (ms since the epoch),
+   * leaving alone rows another transaction holds; resolves to how many it deleted.
+   */
+  deleteExpiredIdempotencyRecords(expiredBefore: number, limit: number): Promise<number>
+  /** A real write, committed, that leaves nothing behind (pet-sql.ts, `probeInsert`): readiness's probe. */
+  probeWrite(): Promise<void>
+}
+
+/** The Idempotency-Key side of one createPet (README, "Behaviour where the specification is silent"). */
+export interface IdempotentCreate {
+  /** The authenticated API key's id: keys are scoped per API key. */
+  scope: string
+  /** The Idempotency-Key header as sent. */
+  key: string
+  /** SHA-256 (hex) of the canonical request; the same key with another fingerprint is refused. */
+  fingerprint: string
+  /** Now, in ms since the Unix epoch: the record's creation time. */
+  now: number
+  /** Records created before this (ms since the epoch) are expired: reused as new, and deleted. */
+  expiredBefore: number
+  /** Most records the scope may hold (IDEMPOTENCY_RECORDS_PER_KEY); a new key past it is `limit_reached`. */
+  maxRecords: number
+}
+
+/** What insertPetOnce did: created a pet, found the pet the same request created before, or refused. */
+export type IdempotentOutcome =
+  | { outcome: 'created' | 'replayed'; petId: Int64Text }
+  | { outcome: 'key_reused' | 'in_flight' | 'limit_reached' }

@@ -15,9 +15,10 @@ const GOOD: PetDraft = { name: 'good', categoryId: 1n, status: 'available' }
 // The pets table's CHECK refuses this status: a non-transient failure of one row.
 const BAD = { name: 'bad', categoryId: 2n, status: 'lost' } as unknown as PetDraft
 
-describe('SQLite group commit', () => {
+/** A migrated SQLite store in a fresh folder for the enclosing suite: its file's path and the store. */
+function migratedStore(file: string): { path: string; store: () => Store } {
   const dir = tempDir()
-  const path = join(dir.path, 'writes.db')
+  const path = join(dir.path, file)
   let store: Store
   before(async () => {
     store = openStore({ dialect: 'sqlite', path })
@@ -27,6 +28,11 @@ describe('SQLite group commit', () => {
     await store.close()
     dir.remove()
   })
+  return { path, store: () => store }
+}
+
+describe('SQLite group commit', () => {
+  const { path, store } = migratedStore('writes.db')
 
   it('retries a failed batch row by row: the bad row fails alone, the others commit', async () => {
     const database = openSqlite(path)
@@ -44,7 +50,7 @@ describe('SQLite group commit', () => {
       const failure = results[1]
       assert.equal(failure?.status === 'rejected' && (failure.reason as { code?: string }).code, 'SQLITE_CONSTRAINT_CHECK')
       const ids = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
-      for (const id of ids) assert.ok(await store.pets.findPet(id), `pet ${id} is committed`)
+      for (const id of ids) assert.ok(await store().pets.findPet(id), `pet ${id} is committed`)
     } finally {
       database.close()
     }
@@ -82,17 +88,7 @@ describe('SQLite group commit', () => {
 })
 
 describe('SQLite writer thread', () => {
-  const dir = tempDir()
-  const path = join(dir.path, 'writer.db')
-  let store: Store
-  before(async () => {
-    store = openStore({ dialect: 'sqlite', path })
-    await store.migrate()
-  })
-  after(async () => {
-    await store.close()
-    dir.remove()
-  })
+  const { path, store } = migratedStore('writer.db')
 
   it('starts a new thread on the next create after its thread died, and the create commits', async () => {
     const writer = createSqliteWriter(path)
@@ -108,7 +104,7 @@ describe('SQLite writer thread', () => {
       const second = await writer.insertPet({ ...GOOD, name: 'after the restart' })
       assert.ok(running() && running() !== thread, 'a new thread runs')
       assert.equal(BigInt(second), BigInt(first) + 1n)
-      assert.match(String(await store.pets.findPet(second)), /"name":"after the restart"/)
+      assert.match(String(await store().pets.findPet(second)), /"name":"after the restart"/)
     } finally {
       await writer.close()
     }

@@ -93,7 +93,7 @@ export async function petRoutes(
           201: successResponse(201, 'Pet', 'Animal added.', {
             Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
             'Idempotent-Replayed': header(
-              '`true` when this is the stored response of an earlier request with the same `Idempotency-Key` (no animal was added); absent otherwise.',
+              '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
             ),
           }),
           ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),

@@ -317,7 +317,7 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
-                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key` (no animal was added); absent otherwise. */
+                    /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise. */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };

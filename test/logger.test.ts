@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { before, describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
+import { LOG_FLUSH_MS } from '../src/logger.js'
 import { assertBuilt, REPO_ROOT, within } from './cli-process.js'
 
 /** Runs a process that logs `lines` (level and message) through the real logger, then SIGKILLs itself; resolves to its stdout lines. */
@@ -51,5 +52,55 @@ describe('the log stream on stdout (createLogger)', () => {
 
   it('still batches lines below error (a SIGKILL loses the unflushed batch)', async () => {
     assert.deepEqual(await logThenSigkill([['info', 'request 1']]), [])
+  })
+
+  it('writes a batch below error within LOG_FLUSH_MS while the process keeps running', async () => {
+    const logger = pathToFileURL(join(REPO_ROOT, 'dist', 'logger.js')).href
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(logger)})
+      createLogger('info').info('quiet moment')
+      setInterval(() => {}, 1000)
+    `
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const started = Date.now()
+      const line = await within(
+        new Promise<string>((resolve) => child.stdout.setEncoding('utf8').once('data', (chunk: string) => resolve(chunk))),
+        LOG_FLUSH_MS + 5_000,
+        'the batched line was never written',
+      )
+      assert.equal((JSON.parse(line) as { msg: string }).msg, 'quiet moment')
+      assert.ok(Date.now() - started < LOG_FLUSH_MS + 5_000)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
+  it('writes the last batch when the process exits normally', async () => {
+    const logger = pathToFileURL(join(REPO_ROOT, 'dist', 'logger.js')).href
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(logger)})
+      const log = createLogger('info')
+      for (let i = 0; i < 3; i++) log.info('line ' + i)
+      process.exit(0)
+    `
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    const code = await within(
+      new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode))),
+      10_000,
+      'the logging process did not exit',
+    )
+    assert.equal(code, 0)
+    assert.deepEqual(
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((each) => (JSON.parse(each) as { msg: string }).msg),
+      ['line 0', 'line 1', 'line 2'],
+    )
   })
 })

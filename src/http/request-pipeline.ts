@@ -18,6 +18,8 @@ declare module 'fastify' {
     public?: boolean
     /** Headers sent on every response of the route, errors included (the API's, getPet's deprecation). */
     headers?: Record<string, string>
+    /** The route's request-line logger: its fixed fields (`method`, `route`) serialized once, as pino child bindings. */
+    requestLog?: FastifyBaseLogger
   }
   interface FastifyRequest {
     /** The authenticated key (null on public routes and before authentication). */
@@ -50,10 +52,12 @@ export function installRequestPipeline(
 ): void {
   app.decorateRequest('apiKey', null)
   // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
-  // first step sets them with the rest and no request pays for deciding.
+  // first step sets them with the rest and no request pays for deciding; likewise the fixed fields of
+  // the route's log line are serialized once, into a child logger's bindings.
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(API_PREFIX))
-      route.config = { ...route.config, headers: { ...API_HEADERS, ...route.config?.headers } }
+    const headers = route.url.startsWith(API_PREFIX) ? { ...API_HEADERS, ...route.config?.headers } : route.config?.headers
+    const requestLog = typeof route.method === 'string' ? logger.child({ method: route.method, route: route.url }) : undefined
+    route.config = { ...route.config, ...(headers && { headers }), ...(requestLog && { requestLog }) }
   })
   // Once closing (shutdown.ts), every response asks its keep-alive client to reconnect (elsewhere):
   // an idle kept-alive socket would otherwise hold the close open until the grace period kills the process.
@@ -112,21 +116,19 @@ export function installRequestPipeline(
   })
 
   app.addHook('onResponse', (request, reply, done) => {
-    const { schema, url } = request.routeOptions
+    const { config, schema, url } = request.routeOptions
     const status = reply.statusCode
     const durationMs = reply.elapsedTime
-    logger.info(
-      {
-        reqId: request.id,
-        method: request.method,
-        route: url ?? null,
-        status,
-        durationMs: Math.round(durationMs * 100) / 100,
-        client: request.ip,
-        keyId: request.apiKey?.keyId ?? null,
-      },
-      'request',
-    )
+    const line = {
+      reqId: request.id,
+      status,
+      durationMs: Math.round(durationMs * 100) / 100,
+      client: request.ip,
+      keyId: request.apiKey?.keyId ?? null,
+    }
+    // Requests no route answers (404, 405) have no route logger: their method and path are per request.
+    if (config.requestLog) config.requestLog.info(line, 'request')
+    else logger.info({ method: request.method, route: url ?? null, ...line }, 'request')
     // label `operation`: the operationId, else the route path, else `not_found`
     metrics?.record(
       (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',

@@ -23,7 +23,7 @@ function migratedStore(file: string): { path: string; store: () => Store } {
   const path = join(dir.path, file)
   let store: Store
   before(async () => {
-    store = openStore({ dialect: 'sqlite', path })
+    store = await openStore({ dialect: 'sqlite', path })
     await store.migrate()
   })
   after(async () => {

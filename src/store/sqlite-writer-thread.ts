@@ -3,7 +3,7 @@
 // sweep batch of expired records; readiness's probe write), so that the fsync of a commit blocks
 // this thread, not the event loop that serves reads. Started by sqlite-writer.ts, which hands it the
 // SQL Kysely compiled in the main thread: this thread loads no query builder and no schema library
-// (test/writer-thread-imports.test.ts holds it to that).
+// (test/loaded-modules.test.ts holds it to that).
 import { parentPort, workerData } from 'node:worker_threads'
 import { openSqlite } from './sqlite-connection.js'
 import type { WriterCommitReport, WriterData, WriterReply, WriterRequest } from './sqlite-writer.js'

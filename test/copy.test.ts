@@ -56,7 +56,7 @@ function documentedChecksum(rows: Array<Record<string, string | null>>): string 
 }
 
 async function withStore<T>(config: DatabaseConfig, run: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(config)
+  const store = await openStore(config)
   try {
     await store.migrate()
     return await run(store)

@@ -22,7 +22,7 @@ async function modesWhileOpen(path: string, files: string[]): Promise<Record<str
     process.umask(0)
     const { openStore } = await import(${JSON.stringify(join(REPO_ROOT, 'dist/store/index.js'))})
     const { statSync } = await import('node:fs')
-    const store = openStore({ dialect: 'sqlite', path: ${JSON.stringify(path)} })
+    const store = await openStore({ dialect: 'sqlite', path: ${JSON.stringify(path)} })
     await store.migrate()
     await store.pets.insertPet({ name: 'p', categoryId: 1n, status: 'available' })
     const modes = Object.fromEntries(${JSON.stringify(files)}.map((f) => [f, (statSync(f).mode & 0o777).toString(8)]))

@@ -120,7 +120,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const database = options.databaseConfig
     ? { config: options.databaseConfig, drop: async () => {} }
     : await freshDatabase(options.database ?? 'sqlite', dir.path)
-  const store = openStore(database.config)
+  const store = await openStore(database.config)
   await store.migrate()
   const { key } = await createKey(store.apiKeys, 'test')
   const logs: string[] = []

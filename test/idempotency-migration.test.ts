@@ -53,7 +53,7 @@ describeEachDatabase('migration 0005: idempotency records keep the pet id', (dat
       ])
       .execute()
     await old.destroy()
-    store = openStore(fresh.config)
+    store = await openStore(fresh.config)
     assert.deepEqual(await store.migrate(), { applied: ['0005-keep-pet-id-of-idempotency-keys'], newer: [] })
   })
   after(async () => {

@@ -16,7 +16,7 @@ import { openStore } from '../src/store/index.js'
 
 /** openapi.json's expected text: the served document, 2-space indented, with a final newline. */
 export async function renderOpenApi(): Promise<string> {
-  const store = openStore({ dialect: 'sqlite', path: ':memory:' })
+  const store = await openStore({ dialect: 'sqlite', path: ':memory:' })
   const logger = pino({ level: 'silent' })
   await store.migrate()
   const keys = await createKeyVerifier(store.apiKeys, [], logger)

@@ -85,7 +85,7 @@ describeEachDatabase('Pet and Pets bodies rendered by the database', (database) 
   before(async () => {
     const fresh = await freshDatabase(database, dir.path)
     drop = fresh.drop
-    store = openStore(fresh.config)
+    store = await openStore(fresh.config)
     await store.migrate()
     await store.db
       .insertInto('pets')

@@ -16,7 +16,7 @@ const FUTURE = '9000-added-by-a-newer-release'
 async function migratedByNewerRelease(database: TestDatabase) {
   const dir = tempDir()
   const fresh = await freshDatabase(database, dir.path)
-  const store = openStore(fresh.config)
+  const store = await openStore(fresh.config)
   await store.migrate()
   // What a newer release's expand migration leaves behind: its table and its row, stamped after ours.
   await sql`create table future_feature (id integer primary key)`.execute(store.db)

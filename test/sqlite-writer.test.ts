@@ -6,11 +6,13 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { groupCommit } from '../src/store/group-commit.js'
 import { openStore, type PetDraft, type Store } from '../src/store/index.js'
+import { compilePetStatements } from '../src/store/pet-sql.js'
 import { openSqlite } from '../src/store/sqlite-connection.js'
 import { createSqliteWriter } from '../src/store/sqlite-writer.js'
 import { createInserters, prepareWrites } from '../src/store/sqlite-writes.js'
 import { tempDir } from './helpers.js'
 
+const STATEMENTS = compilePetStatements('sqlite')
 const GOOD: PetDraft = { name: 'good', categoryId: 1n, status: 'available' }
 // The pets table's CHECK refuses this status: a non-transient failure of one row.
 const BAD = { name: 'bad', categoryId: 2n, status: 'lost' } as unknown as PetDraft
@@ -21,7 +23,7 @@ function migratedStore(file: string): { path: string; store: () => Store } {
   const path = join(dir.path, file)
   let store: Store
   before(async () => {
-    store = openStore({ dialect: 'sqlite', path })
+    store = await openStore({ dialect: 'sqlite', path })
     await store.migrate()
   })
   after(async () => {
@@ -37,7 +39,7 @@ describe('SQLite group commit', () => {
   it('retries a failed batch row by row: the bad row fails alone, the others commit', async () => {
     const database = openSqlite(path)
     try {
-      const inserters = createInserters(() => prepareWrites(database))
+      const inserters = createInserters(() => prepareWrites(database, STATEMENTS))
       const results = await Promise.allSettled([
         inserters.insertPet(GOOD),
         inserters.insertPet(BAD),
@@ -91,7 +93,7 @@ describe('SQLite writer thread', () => {
   const { path, store } = migratedStore('writer.db')
 
   it('starts a new thread on the next create after its thread died, and the create commits', async () => {
-    const writer = createSqliteWriter(path)
+    const writer = createSqliteWriter(path, STATEMENTS)
     // read afresh each time: the property changes as threads come and go
     const running = () => writer.thread
     try {
@@ -111,7 +113,7 @@ describe('SQLite writer thread', () => {
   })
 
   it('rejects the creates under way when the thread dies, with an error naming the exit', async () => {
-    const writer = createSqliteWriter(path)
+    const writer = createSqliteWriter(path, STATEMENTS)
     try {
       await writer.insertPet(GOOD) // the thread is up
       const underWay = writer.insertPet(GOOD)
@@ -127,7 +129,7 @@ describe('SQLite writer thread', () => {
   })
 
   it('answers a create that fails in the thread with the driver code, and refuses creates after close', async () => {
-    const writer = createSqliteWriter(path)
+    const writer = createSqliteWriter(path, STATEMENTS)
     await assert.rejects(writer.insertPet(BAD), (error: Error & { code?: string }) => error.code === 'SQLITE_CONSTRAINT_CHECK')
     await writer.close()
     await assert.rejects(writer.insertPet(GOOD), /the store is closed/)

@@ -27,7 +27,7 @@ export async function startCluster(
   prepare: (store: Store, logger: Logger) => Promise<void>,
 ): Promise<{ address: string; port: number; metrics: MetricsServer | undefined }> {
   const logger = createLogger(config.logLevel)
-  const store = openStore(config.database)
+  const store = await openStore(config.database)
   try {
     await prepare(store, logger)
   } finally {

@@ -57,8 +57,8 @@ export async function copy(options: CopyCommandOptions, out: NodeJS.WritableStre
     throw new Error(`${options.from.name} names no existing SQLite file: ${from.path}`)
   if (sameDatabase(from, to)) throw new Error(`${options.from.name} and ${options.to.name} name the same database`)
 
-  const source = openStore(from)
-  const target = openStore(to)
+  const source = await openStore(from)
+  const target = await openStore(to)
   try {
     await migrate(source, options.from.name)
     await migrate(target, options.to.name)

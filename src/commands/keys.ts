@@ -7,7 +7,7 @@ import { escapeForTerminal, isValidKeyName, KEY_NAME_MAX_LENGTH } from '../key-n
 import { type ApiKeyRecord, type ApiKeyStore, openStore, type Store } from '../store/index.js'
 
 async function withStore<T>(config: Config, run: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(config.database)
+  const store = await openStore(config.database)
   try {
     await store.migrate()
     return await run(store)

@@ -7,7 +7,7 @@ import { openStore } from '../store/index.js'
  * the migrations of a newer release it found applied.
  */
 export async function migrate(config: Config, out: NodeJS.WritableStream): Promise<void> {
-  const store = openStore(config.database)
+  const store = await openStore(config.database)
   try {
     const { applied, newer } = await store.migrate()
     if (newer.length > 0) out.write(`The database was migrated by a newer release (${newer.join(', ')}); nothing to apply.\n`)

@@ -67,7 +67,7 @@ async function runServer(
 ): Promise<{ address: string; port: number; metrics: MetricsServer | undefined } | undefined> {
   const isWorker = prepare === undefined
   const logger = createLogger(config.logLevel, undefined, tracing?.logFields)
-  const store = openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
+  const store = await openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
   let closeApp = async () => {}
   try {
     await prepare?.(store, logger)

@@ -1,9 +1,10 @@
-// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg), runs
+// The one door to the database: openStore() picks SQLite (better-sqlite3) or PostgreSQL (pg, loaded
+// only then: a service on SQLite never holds it in memory), runs
 // Kysely for keys, migrations and copy, hands out the narrow PetStore / ApiKeyStore interfaces the
 // rest of the app depends on, and classifies every driver error once (unavailable.ts).
 import type BetterSqlite3 from 'better-sqlite3'
 import { type Dialect, Kysely, type SqliteDatabase, SqliteDialect, sql } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import * as apiKeys from './api-keys.js'
 import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pet-store.js'
@@ -68,15 +69,17 @@ export interface Store {
 }
 
 /**
- * Opens the database named by `config`. SQLite: the connection of sqlite-connection.ts for reads
+ * Opens the database named by `config`; resolves once its connection or pool exists (no query has
+ * run yet). SQLite: the connection of sqlite-connection.ts for reads
  * and Kysely, and a writer thread for creates (sqlite-writer.ts: a commit is on stable storage
  * before the create resolves; concurrent creates share one commit). PostgreSQL: a pg Pool of
  * `poolMax` with a per-statement timeout (ms), which also bounds a migration's lock waits (a
  * transaction-scoped lock: safe behind a transaction pooler); pool errors (a server restart, a dropped connection)
- * are reported to `onPoolError` and never crash the process.
+ * are reported to `onPoolError` and never crash the process. Rejects with the driver's error when
+ * the SQLite file cannot be opened.
  */
-export function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Store {
-  const { dialect, pool, pets, closePets } = connect(config, onPoolError)
+export async function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Promise<Store> {
+  const { dialect, pool, pets, closePets } = await connect(config, onPoolError)
   const db = new Kysely<Database>({ dialect })
   const writes = trackWrites(() => pets.probeWrite())
   return {
@@ -126,16 +129,16 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
 
 // Kysely runs migrations, keys and copy; the request hot path (pets) runs the statements Kysely
 // compiled once (pet-sql.ts) straight on the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
-function connect(
+async function connect(
   config: DatabaseConfig,
   onPoolError: (error: Error) => void,
-): { dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void> } {
+): Promise<{ dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void> }> {
   if (config.dialect === 'sqlite') {
     const database = openSqlite(config.path)
     const pets = sqlitePetStore(database, config.path)
     return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
-  const pool = postgresPool(config, onPoolError)
+  const pool = await postgresPool(config, onPoolError)
   return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets: postgresPetStore(pool) }
 }
 
@@ -157,7 +160,12 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
   }
 }
 
-function postgresPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onPoolError: (error: Error) => void): pg.Pool {
+async function postgresPool(
+  config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
+  onPoolError: (error: Error) => void,
+): Promise<pg.Pool> {
+  // Loaded here, not at the top: pg and its dependencies cost about 10 MB of memory.
+  const { default: pg } = await import('pg')
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolMax,

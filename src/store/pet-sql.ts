@@ -17,6 +17,7 @@ import {
   SqliteQueryCompiler,
   sql,
 } from 'kysely'
+import { type CompiledStatement, compiledStatement } from './compiled-statement.js'
 import { PET_COLUMNS, PET_MEMBERS } from './pet-columns.js'
 import type { PetPageQuery } from './pet-store.js'
 import type { Database } from './tables.js'
@@ -24,16 +25,8 @@ import type { Database } from './tables.js'
 /** The two SQL dialects the store speaks. */
 export type SqlDialect = 'sqlite' | 'postgres'
 
-/**
- * A statement compiled once: its SQL text and the values of one execution in placeholder order.
- * `N` names the values it takes (`bind({ limit: 21 })`).
- */
-export interface CompiledStatement<N extends string> {
-  readonly sql: string
-  bind(values: { readonly [K in N]?: unknown }): unknown[]
-}
-
-// A named stand-in for a value, put where the query takes one; compile() lists them in placeholder order.
+// A named stand-in for a value, put where the query takes one; compile() turns each into the
+// `{ slot }` of its placeholder (compiled-statement.ts), every other parameter into a fixed `{ value }`.
 class Slot<N extends string> {
   constructor(readonly name: N) {}
 }
@@ -42,11 +35,12 @@ const slot = <N extends string>(name: N): RawBuilder<any> => sql`${new Slot(name
 
 function compile<N extends string>(query: Compilable): CompiledStatement<N> {
   const compiled = query.compile()
-  const parameters = compiled.parameters
-  return {
+  return compiledStatement<N>({
     sql: compiled.sql,
-    bind: (values) => parameters.map((parameter) => (parameter instanceof Slot ? values[parameter.name as N] : parameter)),
-  }
+    parameters: compiled.parameters.map((parameter) =>
+      parameter instanceof Slot ? { slot: parameter.name } : { value: parameter },
+    ),
+  })
 }
 
 // The one place the dialects differ: how a row of Pet members (a from-item named `alias`) becomes a
@@ -159,9 +153,10 @@ export interface PetStatements {
   release: CompiledStatement<'scope' | 'key'>
   /**
    * Readiness's probe write, run with `probeRemove` in one transaction: adds a `service_secrets` row
-   * whose value is `payload` (PROBE_WRITE_BYTES of text); the commit still writes every page touched.
+   * whose value is PROBE_WRITE_BYTES of text (a fixed value of the statement); the commit still
+   * writes every page touched.
    */
-  probeInsert: CompiledStatement<'payload'>
+  probeInsert: CompiledStatement<never>
   /** Deletes the probe's row again. */
   probeRemove: CompiledStatement<never>
 }
@@ -170,7 +165,7 @@ export interface PetStatements {
  * Bytes the probe write puts in its row: more than any create writes, so storage that takes the
  * probe's commit takes a create's; the few KB a failed commit leaves allocated cannot absorb it.
  */
-export const PROBE_WRITE_BYTES = 65_536
+const PROBE_WRITE_BYTES = 65_536
 
 /** The `service_secrets` name of the probe write's row (never a real secret's name). */
 const PROBE_ROW = 'write-probe'
@@ -262,7 +257,7 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
     release: compile(
       db.deleteFrom('idempotency_keys').where('api_key_id', '=', where.scope).where('idempotency_key', '=', where.key),
     ),
-    probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: slot('payload') })),
+    probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: 'p'.repeat(PROBE_WRITE_BYTES) })),
     probeRemove: compile(db.deleteFrom('service_secrets').where('name', '=', PROBE_ROW)),
   }
 }

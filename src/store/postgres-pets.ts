@@ -4,13 +4,10 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
-import { compilePetStatements, listVariant, type PageRow, PROBE_WRITE_BYTES } from './pet-sql.js'
+import { compilePetStatements, listVariant, type PageRow } from './pet-sql.js'
 import type { IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
 
 const STATEMENTS = compilePetStatements('postgres')
-
-// The probe write's row value: PROBE_WRITE_BYTES of text, made once.
-const PROBE_PAYLOAD = 'p'.repeat(PROBE_WRITE_BYTES)
 
 // pg sends a bigint parameter only as text.
 const text = (value: bigint | string) => String(value)
@@ -80,13 +77,13 @@ async function insert(client: pg.Pool | pg.PoolClient, draft: PetDraft): Promise
   return row.id
 }
 
-/** Readiness's probe write: insert and delete a PROBE_WRITE_BYTES row in one committed transaction. */
+/** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */
 async function probeWrite(pool: pg.Pool): Promise<void> {
   const client = await pool.connect()
   let failed: Error | undefined
   try {
     await client.query('begin')
-    await client.query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({ payload: PROBE_PAYLOAD }))
+    await client.query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({}))
     await client.query(STATEMENTS.probeRemove.sql, STATEMENTS.probeRemove.bind({}))
     await client.query('commit')
   } catch (error) {

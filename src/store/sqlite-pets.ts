@@ -22,7 +22,7 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
     reads ??= prepareReads(database)
     return reads
   }
-  const writer = path === ':memory:' ? undefined : createSqliteWriter(path)
+  const writer = path === ':memory:' ? undefined : createSqliteWriter(path, STATEMENTS)
   const writes = writer ?? inlineWrites(database)
   return {
     insertPet: writes.insertPet,
@@ -56,7 +56,7 @@ type InlineWrites = Pick<PetStore, 'insertPet' | 'insertPetOnce' | 'deleteExpire
 
 // `:memory:`: the same group-committed writes, on this connection.
 function inlineWrites(database: BetterSqlite3.Database): InlineWrites {
-  const inserters = createInserters(() => prepareWrites(database))
+  const inserters = createInserters(() => prepareWrites(database, STATEMENTS))
   return {
     insertPet: inserters.insertPet,
     insertPetOnce: (draft, once) => inserters.insertPetOnce({ draft, once }),

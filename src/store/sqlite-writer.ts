@@ -5,7 +5,13 @@ import { Worker } from 'node:worker_threads'
 import type { Int64Text } from '../int64.js'
 import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
 import { type WriterCommit, writerEvents } from './sqlite-writer-events.js'
-import type { OnceJob } from './sqlite-writes.js'
+import { type OnceJob, type WriteStatements, type WriteStatementTexts, writeStatementTexts } from './sqlite-writes.js'
+
+/** What the writer thread starts with (its workerData): the file's path and the SQL of its writes, as plain data. */
+export interface WriterData {
+  path: string
+  statements: WriteStatementTexts
+}
 
 /**
  * A job for the writer thread: a create (plain, or under an Idempotency-Key), a batch of expired
@@ -61,19 +67,21 @@ interface Pending {
 }
 
 /**
- * A writer for the SQLite file at `path` (not `:memory:`: a thread cannot share one). The thread
+ * A writer for the SQLite file at `path` (not `:memory:`: a thread cannot share one), running
+ * `statements` (SQLite's, compiled by pet-sql.ts; the thread gets their text). The thread
  * starts on the first job (after migrations). Rejects a create with an Error carrying the
  * driver's `code` (store/index.ts classifies it); if the thread dies (a bug: 500), everything under
  * way is rejected with its error and the next create starts a new one. After `close`, creates are
  * refused.
  */
-export function createSqliteWriter(path: string): SqliteWriter {
+export function createSqliteWriter(path: string, statements: WriteStatements): SqliteWriter {
+  const workerData: WriterData = { path, statements: writeStatementTexts(statements) }
   let worker: Worker | undefined
   let closed = false
   let seq = 0
   const pending = new Map<number, Pending>()
   const start = (): Worker => {
-    const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData: { path } })
+    const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData })
     thread.on('message', (reply: WriterReply | WriterCommitReport) => {
       if (reply.kind === 'committed') return writerEvents.committed(reply.commit)
       const waiting = pending.get(reply.seq)

@@ -2,15 +2,49 @@
 // (claim, record limit, insert, keep the pet's id, expiry, in one transaction), group-committed
 // (group-commit.ts); and the sweep of expired records and readiness's probe write.
 // The one wiring both the writer thread (sqlite-writer-thread.ts) and `:memory:` (sqlite-pets.ts) run.
+// It takes the statements Kysely compiled in the main thread (pet-sql.ts) and imports no query
+// builder or schema library, so the writer thread does not load them.
 import type BetterSqlite3 from 'better-sqlite3'
 import type { Int64Text } from '../int64.js'
+import { compiledStatement, type StatementText, statementText } from './compiled-statement.js'
 import { groupCommit } from './group-commit.js'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
-import { compilePetStatements, PROBE_WRITE_BYTES } from './pet-sql.js'
+import type { PetStatements } from './pet-sql.js'
 import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
 import { timedCommit, type WriterCommit } from './sqlite-writer-events.js'
 
-const STATEMENTS = compilePetStatements('sqlite')
+/** The pet statements the writes run. */
+const WRITE_STATEMENTS = [
+  'insert',
+  'claim',
+  'record',
+  'keep',
+  'expire',
+  'count',
+  'release',
+  'sweep',
+  'probeInsert',
+  'probeRemove',
+] as const satisfies ReadonlyArray<keyof PetStatements>
+
+/** The compiled pet statements the SQLite writes run (compilePetStatements('sqlite') holds them). */
+export type WriteStatements = Pick<PetStatements, (typeof WRITE_STATEMENTS)[number]>
+
+/** The write statements' SQL text and parameters as plain data, for a worker thread's workerData. */
+export type WriteStatementTexts = Record<(typeof WRITE_STATEMENTS)[number], StatementText>
+
+/** The plain data of `statements`' write statements (structured-clone safe): what the writer thread takes. */
+export function writeStatementTexts(statements: WriteStatements): WriteStatementTexts {
+  return Object.fromEntries(WRITE_STATEMENTS.map((name) => [name, statementText(statements[name])])) as WriteStatementTexts
+}
+
+/**
+ * The write statements again from their plain data (writeStatementTexts), on the thread that
+ * received it; each one's value names are those pet-sql.ts compiled it with.
+ */
+export function writeStatementsFrom(texts: WriteStatementTexts): WriteStatements {
+  return Object.fromEntries(WRITE_STATEMENTS.map((name) => [name, compiledStatement(texts[name])])) as WriteStatements
+}
 
 /** One create under an Idempotency-Key. */
 export interface OnceJob {
@@ -32,37 +66,36 @@ export interface SqliteWrites {
   probe(): void
 }
 
-/** Prepares the write statements on `database`. Throws the driver's error (no table yet, …). */
-export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
-  const insert = database.prepare(STATEMENTS.insert.sql)
-  const claim = database.prepare<unknown[], { claimed: unknown }>(STATEMENTS.claim.sql)
-  const record = database.prepare<unknown[], IdempotencyRecord>(STATEMENTS.record.sql)
-  const keep = database.prepare(STATEMENTS.keep.sql)
-  const expire = database.prepare(STATEMENTS.expire.sql)
-  const count = database.prepare<unknown[], { records: number | bigint }>(STATEMENTS.count.sql)
-  const release = database.prepare(STATEMENTS.release.sql)
-  const sweep = database.prepare(STATEMENTS.sweep.sql)
-  const probeInsert = database.prepare(STATEMENTS.probeInsert.sql)
-  const probeRemove = database.prepare(STATEMENTS.probeRemove.sql)
-  const probePayload = 'p'.repeat(PROBE_WRITE_BYTES)
+/** Prepares the write `statements` (SQLite's) on `database`. Throws the driver's error (no table yet, …). */
+export function prepareWrites(database: BetterSqlite3.Database, statements: WriteStatements): SqliteWrites {
+  const insert = database.prepare(statements.insert.sql)
+  const claim = database.prepare<unknown[], { claimed: unknown }>(statements.claim.sql)
+  const record = database.prepare<unknown[], IdempotencyRecord>(statements.record.sql)
+  const keep = database.prepare(statements.keep.sql)
+  const expire = database.prepare(statements.expire.sql)
+  const count = database.prepare<unknown[], { records: number | bigint }>(statements.count.sql)
+  const release = database.prepare(statements.release.sql)
+  const sweep = database.prepare(statements.sweep.sql)
+  const probeInsert = database.prepare(statements.probeInsert.sql)
+  const probeRemove = database.prepare(statements.probeRemove.sql)
   // run(), which throws a failed autocommit COMMIT (see pet-sql.ts), so an id is never returned for
   // a row that is not on stable storage.
-  const insertOne = (draft: PetDraft): Int64Text => String(insert.run(...STATEMENTS.insert.bind(draft)).lastInsertRowid)
+  const insertOne = (draft: PetDraft): Int64Text => String(insert.run(...statements.insert.bind(draft)).lastInsertRowid)
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.
   const insertOnce = database.transaction(({ draft, once }: OnceJob): IdempotentOutcome => {
-    if (!claim.get(...STATEMENTS.claim.bind(once))) {
-      return claimedOutcome(record.get(...STATEMENTS.record.bind(once)), once.fingerprint)
+    if (!claim.get(...statements.claim.bind(once))) {
+      return claimedOutcome(record.get(...statements.record.bind(once)), once.fingerprint)
     }
-    const held = count.get(...STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
+    const held = count.get(...statements.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
     if (overRecordLimit(held?.records, once.maxRecords)) {
-      release.run(...STATEMENTS.release.bind(once))
+      release.run(...statements.release.bind(once))
       return { outcome: 'limit_reached' }
     }
     const petId = insertOne(draft)
-    keep.run(...STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
-    expire.run(...STATEMENTS.expire.bind(once))
+    keep.run(...statements.keep.bind({ petId, scope: once.scope, key: once.key }))
+    expire.run(...statements.expire.bind(once))
     return { outcome: 'created', petId }
   })
   return {
@@ -70,10 +103,10 @@ export function prepareWrites(database: BetterSqlite3.Database): SqliteWrites {
     insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
     insertOnce,
     insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map((job) => insertOnce(job))),
-    sweep: (expiredBefore, limit) => sweep.run(...STATEMENTS.sweep.bind({ expiredBefore, limit })).changes,
+    sweep: (expiredBefore, limit) => sweep.run(...statements.sweep.bind({ expiredBefore, limit })).changes,
     probe: database.transaction(() => {
-      probeInsert.run(...STATEMENTS.probeInsert.bind({ payload: probePayload }))
-      probeRemove.run(...STATEMENTS.probeRemove.bind({}))
+      probeInsert.run(...statements.probeInsert.bind({}))
+      probeRemove.run(...statements.probeRemove.bind({}))
     }),
   }
 }

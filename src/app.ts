@@ -20,6 +20,7 @@ import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/protoco
 import { createAuthFailureLimiter, createRateLimiter } from './http/rate-limit.js'
 import { requestIdFrom } from './http/request-id.js'
 import { installRequestPipeline } from './http/request-pipeline.js'
+import { createRequestRecorder } from './http/request-record.js'
 import { installShutdownState } from './http/shutdown.js'
 import { SERVER_TIMEOUTS } from './http/timeouts.js'
 import { createUnavailableLog } from './http/unavailable-log.js'
@@ -51,6 +52,8 @@ export interface AppDependencies {
   metrics?: { registry: Registry }
   /** The interval (ms) identical 503s are counted over in the log; UNAVAILABLE_LOG_INTERVAL_MS unless given. */
   unavailableLogIntervalMs?: number
+  /** OpenTelemetry tracing is on (src/tracing.ts): each request line is then written in its request's span, whose ids it carries. */
+  tracing?: boolean
 }
 
 /** Builds the app; await `app.ready()` (or listen) before use. */
@@ -62,6 +65,7 @@ export async function buildApp({
   logger,
   metrics,
   unavailableLogIntervalMs,
+  tracing = false,
 }: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
@@ -126,7 +130,7 @@ export async function buildApp({
     limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
     limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
     notFound: installNotFoundHandler(app),
-    metrics: metrics && createRequestMetrics(metrics.registry),
+    recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),
     logger,
   })
   await registerCompression(app)

@@ -83,7 +83,15 @@ async function runServer(
     const cursorKey = await store.loadCursorKey()
     // SQLite has no instrumentation of its own: its reads and the writer's round trips get a span here.
     const pets = tracing && store.dialect === 'sqlite' ? tracing.traceStore(store.pets, 'sqlite', 'pets') : store.pets
-    const app = await buildApp({ config, store: { ...store, pets }, keys, cursorKey, logger, metrics: registry && { registry } })
+    const app = await buildApp({
+      config,
+      store: { ...store, pets },
+      keys,
+      cursorKey,
+      logger,
+      metrics: registry && { registry },
+      tracing: tracing !== undefined,
+    })
     tracing?.nameServerSpans(app)
     let metricsServer: MetricsServer | undefined
     const sweeper = startIdempotencySweeper(store.pets, {

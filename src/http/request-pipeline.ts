@@ -2,15 +2,15 @@
 // when it can be (every hook that returns a promise costs a microtask turn, docs/benchmarks.md):
 // onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
 // early 404/405), onSend (the request id, closing the connection when needed, lingering after an
-// early answer), and onResponse (the one log line and the metrics).
+// early answer), and onResponse (the one log line and the metrics, handed to request-record.ts).
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
 import { ApiError } from './errors.js'
 import { lingerOnClose } from './lingering-close.js'
-import type { RequestMetrics } from './metrics.js'
 import { continueIfExpected, hasUnreadBody, missingHost } from './protocol.js'
 import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
+import type { RequestRecorder } from './request-record.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -36,7 +36,8 @@ export interface PipelineOptions {
   limit: RateLimiter | undefined
   limitAuthFailures: AuthFailureLimiter | undefined
   notFound: (request: FastifyRequest) => ApiError
-  metrics: RequestMetrics | undefined
+  /** Writes each answered request's log line and metrics (request-record.ts). */
+  recorder: RequestRecorder
   logger: FastifyBaseLogger
 }
 
@@ -48,7 +49,7 @@ export interface PipelineOptions {
  */
 export function installRequestPipeline(
   app: FastifyInstance,
-  { keys, limit, limitAuthFailures, notFound, metrics, logger }: PipelineOptions,
+  { keys, limit, limitAuthFailures, notFound, recorder, logger }: PipelineOptions,
 ): void {
   app.decorateRequest('apiKey', null)
   // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
@@ -119,6 +120,7 @@ export function installRequestPipeline(
     const { config, schema, url } = request.routeOptions
     const status = reply.statusCode
     const durationMs = reply.elapsedTime
+    const { method } = request
     const line = {
       reqId: request.id,
       status,
@@ -126,16 +128,20 @@ export function installRequestPipeline(
       client: request.ip,
       keyId: request.apiKey?.keyId ?? null,
     }
-    // Requests no route answers (404, 405) have no route logger: their method and path are per request.
-    if (config.requestLog) config.requestLog.info(line, 'request')
-    else logger.info({ method: request.method, route: url ?? null, ...line }, 'request')
-    // label `operation`: the operationId, else the route path, else `not_found`
-    metrics?.record(
-      (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
-      request.method,
+    recorder.record({
+      // Requests no route answers (404, 405) have no route logger: their method and path are per request.
+      log: config.requestLog ?? logger,
+      fields: config.requestLog ? line : { method, route: url ?? null, ...line },
+      // label `operation`: the operationId, else the route path, else `not_found`
+      operation: (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
+      method,
       status,
       durationMs,
-    )
+    })
+    done()
+  })
+  app.addHook('onClose', (_instance, done) => {
+    recorder.flush()
     done()
   })
 }

@@ -63,14 +63,12 @@ describe('the log stream on stdout (createLogger)', () => {
     `
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
     try {
-      const started = Date.now()
       const line = await within(
         new Promise<string>((resolve) => child.stdout.setEncoding('utf8').once('data', (chunk: string) => resolve(chunk))),
         LOG_FLUSH_MS + 5_000,
         'the batched line was never written',
       )
       assert.equal((JSON.parse(line) as { msg: string }).msg, 'quiet moment')
-      assert.ok(Date.now() - started < LOG_FLUSH_MS + 5_000)
     } finally {
       child.kill('SIGKILL')
     }

@@ -124,7 +124,9 @@ export const SCENARIOS: Scenario[] = [
     id: 'e',
     title: '401',
     kinds: one('GET', '/v1/pets', 401, { key: false }),
-    on: { sqlite: { processes: ['service', 'bare'], targets: [{ over: 'bare', min: 0.85 }] } },
+    // The minimal Fastify app serves it too, untargeted: a new connection per request is what peaks a
+    // Node.js process's RSS, and the peak RSS target compares processes that served the same requests.
+    on: { sqlite: { processes: all, targets: [{ over: 'bare', min: 0.85 }] } },
     halfRate: false,
   },
   {

@@ -7,51 +7,79 @@ import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { willLinger } from './lingering-close.js'
 
+// One open connection, linked into the idle list while no request is in progress on it.
+interface Connection {
+  readonly socket: Socket
+  /** Requests in progress (several when pipelined). */
+  busy: number
+  /** No longer counted: closed, or chosen to make room. */
+  gone: boolean
+  previous: Connection | undefined
+  next: Connection | undefined
+}
+
 /**
  * Keeps at most `max` client connections open on `server` (replaces Node's `server.maxConnections`,
  * which refuses the newcomer even when every open connection is idle). Closing an idle keep-alive
  * connection is allowed at any time (RFC 9112 §9.3.1); clients reopen it.
  */
 export function capConnections(server: Server, max: number): void {
-  // Idle sockets in the order they became idle, so the first is the longest idle.
-  const idle = new Set<Socket>()
-  // Requests in progress per busy socket (several when pipelined).
-  const busy = new Map<Socket, number>()
-  // Closing lingering (at most LINGER_MS, lingering-close.ts): never closed to make room, since
-  // closing one with unread bytes would reset it and destroy the answer it is still delivering.
-  const closing = new Set<Socket>()
-  const forget = (socket: Socket) => {
-    idle.delete(socket)
-    busy.delete(socket)
-    closing.delete(socket)
+  let open = 0
+  const connections = new WeakMap<Socket, Connection>()
+  // The idle connections, longest idle first, linked through their records: a request taking its
+  // connection out and putting it back allocates nothing. (A Set's add and delete on every request
+  // reallocated its table, garbage that outlived young collections and brought on major ones.)
+  // A connection closing lingering (at most LINGER_MS, lingering-close.ts) is in no list: closing it
+  // with unread bytes would reset it and destroy the answer it is still delivering.
+  let first: Connection | undefined
+  let last: Connection | undefined
+  const isIdle = (connection: Connection) => connection === first || connection.previous !== undefined
+  const append = (connection: Connection) => {
+    connection.previous = last
+    if (last) last.next = connection
+    else first = connection
+    last = connection
+  }
+  const unlink = (connection: Connection) => {
+    if (!isIdle(connection)) return
+    if (connection.previous) connection.previous.next = connection.next
+    else first = connection.next
+    if (connection.next) connection.next.previous = connection.previous
+    else last = connection.previous
+    connection.previous = undefined
+    connection.next = undefined
+  }
+  const forget = (connection: Connection) => {
+    if (connection.gone) return
+    connection.gone = true
+    open--
+    unlink(connection)
   }
   server.on('connection', (socket: Socket) => {
-    if (idle.size + busy.size + closing.size >= max) {
-      const longestIdle = idle.values().next().value
+    if (open >= max) {
+      const longestIdle = first
       if (!longestIdle) {
         socket.destroy()
         return
       }
       forget(longestIdle)
-      longestIdle.destroy()
+      longestIdle.socket.destroy()
     }
-    idle.add(socket)
-    socket.once('close', () => forget(socket))
+    const connection: Connection = { socket, busy: 0, gone: false, previous: undefined, next: undefined }
+    connections.set(socket, connection)
+    open++
+    append(connection)
+    socket.once('close', () => forget(connection))
   })
   server.on('request', (request, response) => {
-    const socket = request.socket
-    if (socket.destroyed) return
-    idle.delete(socket)
-    busy.set(socket, (busy.get(socket) ?? 0) + 1)
+    const connection = connections.get(request.socket)
+    if (!connection || request.socket.destroyed) return
+    unlink(connection)
+    connection.busy++
     response.once('close', () => {
-      const left = (busy.get(socket) ?? 1) - 1
-      if (left > 0) busy.set(socket, left)
-      else {
-        busy.delete(socket)
-        if (socket.destroyed) return
-        if (willLinger(socket)) closing.add(socket)
-        else idle.add(socket)
-      }
+      connection.busy--
+      if (connection.busy > 0 || connection.gone || connection.socket.destroyed || willLinger(connection.socket)) return
+      append(connection)
     })
   })
 }

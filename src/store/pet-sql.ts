@@ -68,7 +68,7 @@ const RENDER: Record<SqlDialect, Render> = {
 
 // SQLite's planner reads the value bound to a LIMIT, and to a comparison with an indexed column (in
 // builds with STAT4, as better-sqlite3's), and then prepares the statement again whenever a new value
-// is bound: on every execution (10-20 µs a page, docs/benchmarks.md). Cast, the value is an expression
+// is bound: on every execution (15-20 µs a page, docs/benchmarks.md). Cast, the value is an expression
 // the plan does not read; these statements have one plan whatever the value (an index walk in id
 // order). PostgreSQL plans an unnamed statement at each execution anyway.
 function unplanned<N extends string>(dialect: SqlDialect, name: N, type: 'integer' | 'text'): RawBuilder<any> {

@@ -79,6 +79,9 @@ describe(`MAX_CONNECTIONS=${CAP} held by idle keep-alive sockets`, () => {
     const held: Socket[] = []
     for (let i = 0; i < CAP; i++) held.push(await idleAfterHealthz(port))
     const closed = closings(held)
+    const firstClose = new Promise<void>((resolve) => {
+      for (const socket of held) socket.once('close', () => resolve())
+    })
     try {
       // Socket 0, the oldest, starts a create whose body never comes: a request in progress.
       held[0]?.write(
@@ -88,7 +91,7 @@ describe(`MAX_CONNECTIONS=${CAP} held by idle keep-alive sockets`, () => {
       await healthzAgain(held[1] as Socket)
       const answer = await call(server, 'GET', '/v1/pets?limit=1', { headers: { connection: 'close' } })
       assert.equal(answer.status, 200)
-      await new Promise<void>((resolve) => (closed.has(2) ? resolve() : held[2]?.once('close', () => resolve())))
+      await firstClose
       assert.deepEqual([...closed], [2])
     } finally {
       for (const socket of held) socket.destroy()

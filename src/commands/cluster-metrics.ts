@@ -55,6 +55,10 @@ export function createClusterMetrics(): ClusterMetrics {
 
   const ask = (worker: Worker) =>
     new Promise<void>((resolve) => {
+      // A worker whose channel closed stays in cluster.workers until its exit is seen too (a killed
+      // worker: a few ms). Sending to it then would emit an 'error' that nothing handles, which ends
+      // the primary and every worker with it; its last figures stand in instead.
+      if (!worker.isConnected()) return resolve()
       const id = randomUUID()
       const timer = setTimeout(finish, WORKER_ANSWER_MS)
       waiting.set(id, (metrics) => {
@@ -66,11 +70,10 @@ export function createClusterMetrics(): ClusterMetrics {
         waiting.delete(id)
         resolve()
       }
-      try {
-        worker.send({ type: REQUEST, id })
-      } catch {
-        finish() // the channel closed: the worker is exiting
-      }
+      // With a callback, a failed send (the channel closed since) is reported here, not as an 'error' event.
+      worker.send({ type: REQUEST, id }, (error) => {
+        if (error) finish()
+      })
     })
 
   return {
@@ -98,7 +101,8 @@ export function answerMetricsRequests(registry: Registry): void {
     if (message?.type !== REQUEST || message.id === undefined) return
     const { id } = message
     registry.getMetricsAsJSON().then(
-      (metrics) => process.send?.({ type: RESPONSE, id, metrics } satisfies MetricsResponse),
+      // The callback keeps a closed channel (the primary is gone) from becoming an uncaught 'error'.
+      (metrics) => process.send?.({ type: RESPONSE, id, metrics } satisfies MetricsResponse, () => {}),
       () => {}, // no answer: the primary uses this worker's last figures
     )
   })

@@ -429,6 +429,10 @@ describe('animal-store CLI', () => {
           assert.equal(keyLines.length, 1, first.stdout())
           key = keyLines[0] ?? ''
           assert.match(first.stdout(), /not shown again/)
+          // After the listening line, with the port it listens on (PORT=0 here), not the one asked for.
+          const tryIt = await first.waitForLine(/^Try it: /)
+          assert.equal(tryIt, `Try it:  curl -H "Authorization: Bearer ${key}" ${first.origin}/v1/pets`)
+          assert.ok(first.stdout().indexOf('Animal Store listening on') < first.stdout().indexOf(tryIt))
           assert.equal(first.stderr(), '')
 
           const ok = await get(first.origin, key)

@@ -32,7 +32,8 @@ export const SHUTDOWN_GRACE_MS = 10_000
  */
 export async function serve(config: Config, out: NodeJS.WritableStream = process.stdout, tracing?: Tracing): Promise<void> {
   // Migrations and the first key, once per start; the key is shown at once, so a failed listen
-  // cannot lose it.
+  // cannot lose it. How to try it follows the listening line, which has the real port (PORT=0).
+  let firstKey: string | undefined
   const prepare = async (store: Store, logger: Logger) => {
     const { applied, newer } = await store.migrate()
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -40,18 +41,21 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     // release's migrations are additive (docs/deploying.md, "Upgrades and rollbacks").
     if (newer.length > 0)
       logger.warn({ migrations: newer }, `database migrated by a newer release (${newer.join(', ')}); serving on it`)
-    const key = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
-    if (key) out.write(firstKeyBanner(key, localBase(config)))
+    firstKey = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined
+    if (firstKey) out.write(firstKeyBanner(firstKey))
+  }
+  const announce = (address: string, port: number, workers: number, metrics: MetricsServer | undefined) => {
+    if (metrics) out.write(metricsLine(metrics))
+    out.write(listeningLine(address, port, workers))
+    if (firstKey) out.write(`Try it:  curl -H "Authorization: Bearer ${firstKey}" ${baseUrl(address, port)}/pets\n`)
   }
   if (config.workers > 1 && cluster.isPrimary) {
     const { address, port, metrics } = await startCluster(config, config.shutdownDrainMs + SHUTDOWN_GRACE_MS, prepare)
-    if (metrics) out.write(metricsLine(metrics))
-    out.write(listeningLine(address, port, config.workers))
+    announce(address, port, config.workers, metrics)
     return
   }
   const listening = await runServer(config, cluster.isWorker ? undefined : prepare, tracing)
-  if (listening?.metrics) out.write(metricsLine(listening.metrics))
-  if (listening) out.write(listeningLine(listening.address, listening.port, 1))
+  if (listening) announce(listening.address, listening.port, 1, listening.metrics)
 }
 
 /**
@@ -131,11 +135,6 @@ function baseUrl(address: string, port: number): string {
   return `http://${address.includes(':') ? `[${address}]` : address}:${port}/v1`
 }
 
-// The first key is shown before listening, when only the configured address is known.
-function localBase(config: Config): string {
-  return baseUrl(config.host, config.port)
-}
-
 function metricsLine({ address, port }: MetricsServer): string {
   return `Prometheus metrics on http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics\n`
 }
@@ -146,14 +145,13 @@ function listeningLine(address: string, port: number, workers: number): string {
   return `Animal Store listening on ${base}${processes} (OpenAPI document: ${base}/openapi.json)\n`
 }
 
-function firstKeyBanner(key: string, base: string): string {
+function firstKeyBanner(key: string): string {
   const rule = '='.repeat(72)
   return `${rule}
 No API key existed, so one was created. Store it now; it is not shown again:
 
     ${key}
 
-Try it:  curl -H "Authorization: Bearer ${key}" ${base}/pets
 More keys: npx animal-store keys create --name NAME   (see: npx animal-store keys --help)
 ${rule}
 `

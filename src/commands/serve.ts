@@ -71,7 +71,13 @@ async function runServer(
 ): Promise<{ address: string; port: number; metrics: MetricsServer | undefined } | undefined> {
   const isWorker = prepare === undefined
   const logger = createLogger(config.logLevel, undefined, tracing?.logFields)
-  const store = await openStore(config.database, (error) => logger.warn({ err: error }, 'database connection lost'))
+  const store = await openStore(config.database, {
+    poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
+    namedStatementsNotKept: () =>
+      logger.warn(
+        'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
+      ),
+  })
   let closeApp = async () => {}
   try {
     await prepare?.(store, logger)

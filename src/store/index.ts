@@ -68,6 +68,14 @@ export interface Store {
   readonly db: Kysely<Database>
 }
 
+/** What openStore reports about a PostgreSQL pool while it runs (nothing on SQLite). */
+export interface StoreEvents {
+  /** An idle connection failed (a server restart, a dropped connection). */
+  poolError?(error: Error): void
+  /** A pooler in front does not keep named statements: reads are sent unnamed from now on. */
+  namedStatementsNotKept?(): void
+}
+
 /**
  * Opens the database named by `config`; resolves once its connection or pool exists (no query has
  * run yet). SQLite: the connection of sqlite-connection.ts for reads
@@ -75,11 +83,12 @@ export interface Store {
  * before the create resolves; concurrent creates share one commit). PostgreSQL: a pg Pool of
  * `poolMax` with a per-statement timeout (ms), which also bounds a migration's lock waits (a
  * transaction-scoped lock: safe behind a transaction pooler); pool errors (a server restart, a dropped connection)
- * are reported to `onPoolError` and never crash the process. Rejects with the driver's error when
- * the SQLite file cannot be opened.
+ * are reported to `events.poolError` and never crash the process; `events.namedStatementsNotKept`
+ * is called once when a pooler in front does not keep named statements (postgres-pets.ts). Rejects
+ * with the driver's error when the SQLite file cannot be opened.
  */
-export async function openStore(config: DatabaseConfig, onPoolError: (error: Error) => void = () => {}): Promise<Store> {
-  const { dialect, pool, pets, closePets } = await connect(config, onPoolError)
+export async function openStore(config: DatabaseConfig, events: StoreEvents = {}): Promise<Store> {
+  const { dialect, pool, pets, closePets } = await connect(config, events)
   const db = new Kysely<Database>({ dialect })
   const writes = trackWrites(() => pets.probeWrite())
   return {
@@ -131,15 +140,16 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
 // compiled once (pet-sql.ts) straight on the same connection or pool (sqlite-pets.ts, postgres-pets.ts).
 async function connect(
   config: DatabaseConfig,
-  onPoolError: (error: Error) => void,
+  events: StoreEvents,
 ): Promise<{ dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void> }> {
   if (config.dialect === 'sqlite') {
     const database = openSqlite(config.path)
     const pets = sqlitePetStore(database, config.path)
     return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
-  const pool = await postgresPool(config, onPoolError)
-  return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets: postgresPetStore(pool) }
+  const pool = await postgresPool(config, events.poolError ?? (() => {}))
+  const pets = postgresPetStore(pool, events.namedStatementsNotKept)
+  return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets }
 }
 
 // Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL

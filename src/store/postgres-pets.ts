@@ -1,6 +1,7 @@
-// Pets on PostgreSQL: the compiled statements of pet-sql.ts sent as unnamed statements (text and
-// values) through the pg pool, so a transaction-pooling PgBouncer in front keeps working; the
-// database renders each body, and int8 columns are read as decimal text.
+// Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool; the database
+// renders each body, and int8 columns are read as decimal text. Writes are unnamed statements (text
+// and values). Reads (a page, a pet) are named, so each connection parses and plans them once, until
+// a pooler in front shows it does not keep named statements; then they are unnamed too (namedReads).
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
@@ -8,6 +9,47 @@ import { compilePetStatements, listVariant, type PageRow } from './pet-sql.js'
 import type { IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
 
 const STATEMENTS = compilePetStatements('postgres')
+
+/**
+ * SQLSTATEs of a named statement the server connection does not have (26000
+ * invalid_sql_statement_name) or already has (42P05 duplicate_prepared_statement): what a pooler
+ * that hands each transaction any server connection (PgBouncer's transaction pooling, before 1.21
+ * or without `max_prepared_statements`) makes of named statements.
+ */
+const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
+
+/**
+ * Runs read statements as named statements: an unnamed one is parsed and planned at every
+ * execution (on this machine 268 µs against 142 µs a round trip for getPet, docs/benchmarks.md).
+ * A name is the hash of its SQL text, so a server connection that has it has this very statement,
+ * whichever instance or release prepared it. The first answer showing that a pooler does not keep
+ * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
+ * again unnamed: a read is one statement outside a transaction, safe to repeat.
+ */
+function namedReads(pool: pg.Pool, onNotKept: () => void) {
+  let named = true
+  return async <R extends pg.QueryResultRow>(statement: { sql: string; name: string }, values: unknown[]): Promise<R[]> => {
+    if (named) {
+      try {
+        return (await pool.query<R>({ name: statement.name, text: statement.sql, values })).rows
+      } catch (error) {
+        if (!NAMED_STATEMENT_NOT_KEPT.has((error as { code?: string }).code ?? '')) throw error
+        if (named) onNotKept()
+        named = false
+      }
+    }
+    return (await pool.query<R>(statement.sql, values)).rows
+  }
+}
+
+/** `statement` with its name for namedReads: the hash of its SQL text. */
+function withName<S extends { sql: string }>(statement: S): S & { name: string } {
+  return { ...statement, name: `animal_store_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 32)}` }
+}
+const READS = {
+  list: new Map([...STATEMENTS.list].map(([variant, statement]) => [variant, withName(statement)])),
+  find: withName(STATEMENTS.find),
+}
 
 // pg sends a bigint parameter only as text.
 const text = (value: bigint | string) => String(value)
@@ -95,20 +137,24 @@ async function probeWrite(pool: pg.Pool): Promise<void> {
   }
 }
 
-/** A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies it). */
-export function postgresPetStore(pool: pg.Pool): PetStore {
+/**
+ * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
+ * it). `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep named
+ * statements (reads are unnamed from then on).
+ */
+export function postgresPetStore(pool: pg.Pool, onNamedStatementsNotKept: () => void = () => {}): PetStore {
+  const read = namedReads(pool, onNamedStatementsNotKept)
   return {
     insertPet: (draft) => insert(pool, draft),
     listPets: async (query) => {
-      const statement = STATEMENTS.list.get(listVariant(query))
+      const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')
       const values = statement.bind({ ...query, afterId: query.afterId === undefined ? undefined : text(query.afterId) })
-      const row = (await pool.query<PageRow>(statement.sql, values)).rows[0]
+      const row = (await read<PageRow>(statement, values))[0]
       if (!row) throw new Error('listPets: no page row')
       return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
     },
-    findPet: async (id) =>
-      (await pool.query<{ body: string }>(STATEMENTS.find.sql, STATEMENTS.find.bind({ id: text(id) }))).rows[0]?.body,
+    findPet: async (id) => (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) })))[0]?.body,
     insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.

@@ -62,9 +62,19 @@ export function describeEachDatabase(title: string, suite: (database: TestDataba
  * dropped on TEST_POSTGRES_ADMIN_URL when set (a pooler would hold connections to it).
  */
 export async function createTestPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  return createDatabase(testPostgresServerUrl(), testPostgresUrl())
+}
+
+/** The suite's PostgreSQL as the tests reach it (TEST_POSTGRES_URL: directly, or through the suite's pooler). */
+function testPostgresUrl(): string {
   const url = process.env.TEST_POSTGRES_URL
   if (!url) throw new Error('TEST_POSTGRES_URL is not set: run the suite with `npm test` (scripts/test.ts)')
-  return createDatabase(process.env.TEST_POSTGRES_ADMIN_URL ?? url, url)
+  return url
+}
+
+/** The suite's PostgreSQL server itself: TEST_POSTGRES_ADMIN_URL when the suite runs through a pooler. */
+export function testPostgresServerUrl(): string {
+  return process.env.TEST_POSTGRES_ADMIN_URL ?? testPostgresUrl()
 }
 
 /**

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
 import { cliEnv, killLeftovers, runCli } from './cli-process.js'
-import { startServer, TEST_DATABASES, type TestServer } from './helpers.js'
+import { startServer, TEST_DATABASES, type TestServer, testPostgresServerUrl } from './helpers.js'
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js'
 import { createDatabase } from './postgres-server.js'
 
@@ -24,7 +24,7 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string, val
 
 describe('through PgBouncer (pool_mode = transaction)', { skip: !TEST_DATABASES.includes('postgres') }, () => {
   // The server itself: the admin URL when the suite already runs through a pooler.
-  const serverUrl = process.env.TEST_POSTGRES_ADMIN_URL ?? (process.env.TEST_POSTGRES_URL as string)
+  const serverUrl = TEST_DATABASES.includes('postgres') ? testPostgresServerUrl() : ''
   let pooler: PgBouncer
   before(async () => {
     pooler = await startPgBouncer(serverUrl)

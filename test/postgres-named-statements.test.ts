@@ -6,8 +6,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { openStore, type Store } from '../src/store/index.js'
-import { killLeftovers } from './cli-process.js'
-import { TEST_DATABASES } from './helpers.js'
+import { TEST_DATABASES, testPostgresServerUrl } from './helpers.js'
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js'
 import { createDatabase } from './postgres-server.js'
 
@@ -31,7 +30,7 @@ async function storeWithPets(url: string, poolMax: number, pets: number) {
 
 describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') }, () => {
   // The server itself, not the suite's pooler when it runs through one.
-  const serverUrl = process.env.TEST_POSTGRES_ADMIN_URL ?? (process.env.TEST_POSTGRES_URL as string)
+  const serverUrl = TEST_DATABASES.includes('postgres') ? testPostgresServerUrl() : ''
   const drops: (() => Promise<void>)[] = []
   const database = async (clientUrl?: string) => {
     const created = await createDatabase(serverUrl, clientUrl)
@@ -43,7 +42,6 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
     pooler = await startPgBouncer(serverUrl)
   })
   after(async () => {
-    killLeftovers()
     await pooler?.destroy()
     for (const drop of drops) await drop()
   })

@@ -70,7 +70,7 @@ const RENDER: Record<SqlDialect, Render> = {
 // builds with STAT4, as better-sqlite3's), and then prepares the statement again whenever a new value
 // is bound: on every execution (15-20 µs a page, docs/benchmarks.md). Cast, the value is an expression
 // the plan does not read; these statements have one plan whatever the value (an index walk in id
-// order). PostgreSQL needs no cast: a named statement's plan does not hang on one binding (postgres-pets.ts).
+// order). PostgreSQL needs none: it does not prepare a statement again for a new value (postgres-pets.ts).
 function unplanned<N extends string>(dialect: SqlDialect, name: N, type: 'integer' | 'text'): RawBuilder<any> {
   return dialect === 'sqlite' ? sql`cast(${new Slot(name)} as ${sql.raw(type)})` : slot(name)
 }

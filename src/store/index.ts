@@ -126,6 +126,20 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
   }
 }
 
+/**
+ * The client-side bound (ms) on one PostgreSQL statement, or on an Idempotency-Key create's whole
+ * transaction: DATABASE_STATEMENT_TIMEOUT_MS plus 3 s. On a direct connection the server's own
+ * statement_timeout (57014, which keeps the connection) answers first; behind PgBouncer a statement
+ * may wait in its queue for `query_wait_timeout` (2 s in deploy/pgbouncer.ini) and then run for the
+ * role's statement_timeout, and both together stay below this, so the service never gives up on a
+ * statement that could still commit after its client was told it failed.
+ */
+export function queryTimeoutMs(statementTimeoutMs: number): number {
+  return statementTimeoutMs + 3000
+}
+
+function ignoreClientError(): void {}
+
 function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
@@ -148,7 +162,7 @@ async function connect(
     return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
   const pool = await postgresPool(config, events.poolError ?? (() => {}))
-  const pets = postgresPetStore(pool, events.namedStatementsNotKept)
+  const pets = postgresPetStore(pool, queryTimeoutMs(config.statementTimeoutMs), events.namedStatementsNotKept)
   return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets }
 }
 
@@ -180,9 +194,19 @@ async function postgresPool(
     connectionString: config.url,
     max: config.poolMax,
     statement_timeout: config.statementTimeoutMs,
+    // The service's own bound on a statement, which holds where the server's statement_timeout does
+    // not reach (behind PgBouncer the startup parameter is dropped) or the server never answers. A
+    // statement past it fails its request with 503 and its connection is discarded: a transaction on
+    // it is rolled back, and a statement still queued in a pooler is dropped with its client.
+    query_timeout: queryTimeoutMs(config.statementTimeoutMs),
     connectionTimeoutMillis: config.statementTimeoutMs,
   })
   // An idle client losing its server emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', onPoolError)
+  // A checked-out client (a transaction, Kysely's migrations and copy) has no pool listener: its
+  // connection ending would be an uncaught 'error' and end the process. The error also reaches the
+  // statement in flight, or the next one ("not queryable"), which fails as unavailable, so this
+  // listener, attached for the client's whole life, has nothing more to do.
+  pool.on('connect', (client) => client.on('error', ignoreClientError))
   return pool
 }

@@ -62,55 +62,70 @@ export function idempotencyLock(scope: string, key: string): string {
   return createHash('sha256').update(`${scope}\n${key}`).digest().readBigInt64BE(0).toString()
 }
 
+/** One statement: its text and values, resolving to pg's result. */
+type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
+/**
+ * Runs `work` on one connection checked out of `pool`, every statement within `timeoutMs` (ms) of
+ * the checkout in all (pg's client-side query_timeout, counted down). Resolves or rejects as `work`
+ * does; on a rejection the connection is discarded, not returned to the pool, so the server rolls
+ * back a transaction left open on it (and a pooler drops a statement still queued for it).
+ */
+async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query: Query) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  const deadline = Date.now() + timeoutMs
+  // pg reads a per-statement query_timeout from the query's config; @types/pg does not declare it.
+  const query: Query = (text, values) =>
+    client.query({ text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)
+  try {
+    const result = await work(query)
+    client.release()
+    return result
+  } catch (error) {
+    client.release(error instanceof Error ? error : new Error(String(error)))
+    throw error
+  }
+}
+
 /**
  * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
  * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
  * wait for that transaction), claim the key, refuse it past the scope's record limit
  * (`limit_reached`), insert the pet, keep its id, delete a few expired records, commit.
  */
-async function insertPetOnce(pool: pg.Pool, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
-  const client = await pool.connect()
-  let release: (error?: Error) => void = () => client.release()
-  try {
-    await client.query('begin')
-    const locked = await client.query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
-      idempotencyLock(once.scope, once.key),
-    ])
-    if (!locked.rows[0]?.locked) {
-      await client.query('rollback')
-      return { outcome: 'in_flight' }
-    }
-    const claim = await client.query(STATEMENTS.claim.sql, STATEMENTS.claim.bind(once))
-    if (claim.rowCount === 0) {
-      const found = await client.query<IdempotencyRecord>(STATEMENTS.record.sql, STATEMENTS.record.bind(once))
-      await client.query('rollback')
-      return claimedOutcome(found.rows[0], once.fingerprint)
-    }
-    const held = await client.query<{ records: string }>(
-      STATEMENTS.count.sql,
-      STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
-    )
-    if (overRecordLimit(held.rows[0]?.records, once.maxRecords)) {
-      // The rollback undoes this transaction's own claim: no record is kept for a refused create.
-      await client.query('rollback')
-      return { outcome: 'limit_reached' }
-    }
-    const petId = await insert(client, draft)
-    await client.query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
-    await client.query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
-    await client.query('commit')
-    return { outcome: 'created', petId }
-  } catch (error) {
-    // A connection that failed mid-transaction is discarded, not returned to the pool.
-    release = () => client.release(error instanceof Error ? error : new Error(String(error)))
-    throw error
-  } finally {
-    release()
+async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
+  await query('begin')
+  const locked = await query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
+    idempotencyLock(once.scope, once.key),
+  ])
+  if (!locked.rows[0]?.locked) {
+    await query('rollback')
+    return { outcome: 'in_flight' }
   }
+  const claim = await query(STATEMENTS.claim.sql, STATEMENTS.claim.bind(once))
+  if (claim.rowCount === 0) {
+    const found = await query<IdempotencyRecord>(STATEMENTS.record.sql, STATEMENTS.record.bind(once))
+    await query('rollback')
+    return claimedOutcome(found.rows[0], once.fingerprint)
+  }
+  const held = await query<{ records: string }>(
+    STATEMENTS.count.sql,
+    STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
+  )
+  if (overRecordLimit(held.rows[0]?.records, once.maxRecords)) {
+    // The rollback undoes this transaction's own claim: no record is kept for a refused create.
+    await query('rollback')
+    return { outcome: 'limit_reached' }
+  }
+  const petId = await insert(query, draft)
+  await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
+  await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
+  await query('commit')
+  return { outcome: 'created', petId }
 }
 
-async function insert(client: pg.Pool | pg.PoolClient, draft: PetDraft): Promise<string> {
-  const { rows } = await client.query<{ id: string }>(
+async function insert(query: Query, draft: PetDraft): Promise<string> {
+  const { rows } = await query<{ id: string }>(
     STATEMENTS.insert.sql,
     STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
   )
@@ -120,32 +135,28 @@ async function insert(client: pg.Pool | pg.PoolClient, draft: PetDraft): Promise
 }
 
 /** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */
-async function probeWrite(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect()
-  let failed: Error | undefined
-  try {
-    await client.query('begin')
-    await client.query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({}))
-    await client.query(STATEMENTS.probeRemove.sql, STATEMENTS.probeRemove.bind({}))
-    await client.query('commit')
-  } catch (error) {
-    failed = error instanceof Error ? error : new Error(String(error))
-    throw error
-  } finally {
-    // A connection that failed mid-transaction is discarded, not returned to the pool.
-    client.release(failed)
-  }
+async function probeWrite(query: Query): Promise<void> {
+  await query('begin')
+  await query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({}))
+  await query(STATEMENTS.probeRemove.sql, STATEMENTS.probeRemove.bind({}))
+  await query('commit')
 }
 
 /**
  * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
- * it). `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep named
- * statements (reads are unnamed from then on).
+ * it). A transaction (an Idempotency-Key create, the probe write) takes at most `transactionTimeoutMs`
+ * (ms) in all. `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
+ * named statements (reads are unnamed from then on).
  */
-export function postgresPetStore(pool: pg.Pool, onNamedStatementsNotKept: () => void = () => {}): PetStore {
+export function postgresPetStore(
+  pool: pg.Pool,
+  transactionTimeoutMs: number,
+  onNamedStatementsNotKept: () => void = () => {},
+): PetStore {
   const read = namedReads(pool, onNamedStatementsNotKept)
+  const unpooled: Query = (text, values) => pool.query(text, values)
   return {
-    insertPet: (draft) => insert(pool, draft),
+    insertPet: (draft) => insert(unpooled, draft),
     listPets: async (query) => {
       const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')
@@ -155,11 +166,11 @@ export function postgresPetStore(pool: pg.Pool, onNamedStatementsNotKept: () => 
       return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
     },
     findPet: async (id) => (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) })))[0]?.body,
-    insertPetOnce: (draft, once) => insertPetOnce(pool, draft, once),
+    insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
       (await pool.query(STATEMENTS.sweep.sql, STATEMENTS.sweep.bind({ expiredBefore, limit }))).rowCount ?? 0,
-    probeWrite: () => probeWrite(pool),
+    probeWrite: () => onOneConnection(pool, transactionTimeoutMs, probeWrite),
   }
 }

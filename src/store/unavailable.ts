@@ -21,6 +21,8 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|NO
 // intervention: shutdown, cannot connect now), 57014 (statement timeout: overloaded), 40001/40P01
 // (retryable conflicts).
 const POSTGRES_UNAVAILABLE = /^(08|53|57P|57014|40001|40P01)/
+const PG_UNAVAILABLE =
+  /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Query read timeout|timeout exceeded when trying to connect)/
 const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'])
 
 /**
@@ -53,6 +55,7 @@ function isTransient(error: Error): boolean {
   if (typeof code === 'string') {
     return SQLITE_UNAVAILABLE.test(code) || POSTGRES_UNAVAILABLE.test(code) || SOCKET_UNAVAILABLE.has(code)
   }
-  // pg raises these without a code; they are the pool's own, stable wording.
-  return /^(Connection terminated|timeout exceeded when trying to connect)/.test(error.message)
+  // pg raises these without a code, in its own stable wording: the connection ended, a client that
+  // lost its connection (or was closed) asked again, the client-side query_timeout, the pool's wait.
+  return PG_UNAVAILABLE.test(error.message)
 }

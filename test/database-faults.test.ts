@@ -11,7 +11,7 @@ import pg from 'pg'
 import { cliEnv, killLeftovers, type ServeProcess, startServe } from './cli-process.js'
 import { TEST_DATABASES } from './helpers.js'
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js'
-import { createDatabase, type PostgresServer, startPostgres } from './postgres-server.js'
+import { createDatabase, freePort, type PostgresServer, startPostgres } from './postgres-server.js'
 
 const API_KEY = 'database-faults-test-key-0123456789'
 /** Longest from PostgreSQL accepting connections to a create's 201 on every process (ms). */
@@ -175,6 +175,46 @@ describe('database faults under load', {
         const lost = [...traffic.acknowledged].filter(([id, name]) => byId.get(id) !== name)
         assert.deepEqual(lost, [], `every one of ${ids.length} acknowledged creates is stored`)
       }
+
+      it('starts while PostgreSQL is down: alive, not ready, 503 with Retry-After, then serves', async (t) => {
+        await postgres.stop()
+        const ports = [await freePort(), await freePort()]
+        const starting = ['1', '2'].map((workers, i) =>
+          startServe(cliEnv({ DATABASE_URL: database.url, API_KEYS: API_KEY, WORKERS: workers, PORT: String(ports[i]) }), 30_000),
+        )
+        try {
+          for (const port of ports) {
+            const origin = `http://127.0.0.1:${port}`
+            let health = 0
+            for (const stopAt = Date.now() + 10_000; health !== 200 && Date.now() < stopAt; ) {
+              health = await fetch(`${origin}/healthz`).then(
+                (r) => r.status,
+                () => 0,
+              )
+            }
+            assert.equal(health, 200, 'the waiting process is alive')
+            assert.equal((await fetch(`${origin}/readyz`)).status, 503, 'and not ready')
+            const list = await fetch(`${origin}/v1/pets`, { headers: { authorization: `Bearer ${API_KEY}` } })
+            assert.equal(list.status, 503)
+            assert.equal(list.headers.get('retry-after'), '2')
+            assert.equal(((await list.json()) as { code: string }).code, 'service_unavailable')
+          }
+        } finally {
+          await postgres.start()
+        }
+        const back = Date.now()
+        for (const server of await Promise.all(starting)) {
+          t.diagnostic(`listening ${Date.now() - back} ms after PostgreSQL accepted connections`)
+          const created = await fetch(`${server.origin}/v1/pets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+            body: '{"name":"after the wait","categoryId":1}',
+          })
+          assert.equal(created.status, 201)
+          assert.match(server.stdout(), /the database is unavailable; starting once it answers/)
+          await server.stop()
+        }
+      })
 
       it('keeps serving when backends are terminated while idle in transaction', async (t) => {
         await underLoad(async () => {

@@ -9,6 +9,7 @@ import type { MetricsServer } from '../http/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
 import { createClusterMetrics } from './cluster-metrics.js'
+import { startOnDatabase } from './database-wait.js'
 import { startMetricsListener } from './metrics-listener.js'
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
@@ -29,7 +30,7 @@ export async function startCluster(
   const logger = createLogger(config.logLevel)
   const store = await openStore(config.database)
   try {
-    await prepare(store, logger)
+    await startOnDatabase(config, logger, false, () => prepare(store, logger))
   } finally {
     await store.close()
   }

@@ -1,5 +1,5 @@
 // `animal-store serve`: config → store → migrate → first key → app → listen (and the metrics
-// listener), and a graceful close on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
+// listener; an unreachable database is waited for: database-wait.ts), and a graceful close on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
 // the database, within 10 s). With WORKERS > 1 the primary runs the cluster (cluster.ts) and serves
 // the summed metrics; each worker runs the app.
 import cluster from 'node:cluster'
@@ -18,6 +18,7 @@ import { openStore, type Store } from '../store/index.js'
 import type { Tracing } from '../tracing.js'
 import { startCluster } from './cluster.js'
 import { answerMetricsRequests } from './cluster-metrics.js'
+import { startOnDatabase } from './database-wait.js'
 import { createFirstKeyIfNone } from './keys.js'
 import { startMetricsListener } from './metrics-listener.js'
 
@@ -80,8 +81,11 @@ async function runServer(
   })
   let closeApp = async () => {}
   try {
-    await prepare?.(store, logger)
-    const keys = await createKeyVerifier(store.apiKeys, config.apiKeys, logger)
+    const { keys, cursorKey } = await startOnDatabase(config, logger, isWorker, async () => {
+      await prepare?.(store, logger)
+      const cursorKey = await store.loadCursorKey()
+      return { cursorKey, keys: await createKeyVerifier(store.apiKeys, config.apiKeys, logger) }
+    })
     const registry = config.metricsEnabled
       ? createMetricsRegistry({
           database: store.dialect,
@@ -90,7 +94,6 @@ async function runServer(
         })
       : undefined
     if (registry && isWorker) answerMetricsRequests(registry)
-    const cursorKey = await store.loadCursorKey()
     // SQLite has no instrumentation of its own: its reads and the writer's round trips get a span here.
     const pets = tracing && store.dialect === 'sqlite' ? tracing.traceStore(store.pets, 'sqlite', 'pets') : store.pets
     const app = await buildApp({

@@ -21,8 +21,12 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json ./
+COPY scripts/build-commit.mjs ./scripts/
 COPY src ./src
-RUN npm run build
+# The git commit built (the context has no .git): `docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) .`
+# It becomes the `commit` label of animal_store_build_info, so a mixed fleet shows on /metrics.
+ARG SOURCE_COMMIT=unknown
+RUN SOURCE_COMMIT=${SOURCE_COMMIT} npm run build
 
 FROM ${NODE_IMAGE} AS runtime
 # NODE_ENV is conventional (the service itself does not read it). HOST=0.0.0.0: the service's own

@@ -35,6 +35,12 @@ describe('Dockerfile', () => {
     }
   })
 
+  it('builds with the commit given as SOURCE_COMMIT, for the build-info metric', () => {
+    assert.ok(args('ARG').includes('SOURCE_COMMIT=unknown'), 'ARG SOURCE_COMMIT=unknown')
+    assert.ok(args('RUN').includes('SOURCE_COMMIT=${SOURCE_COMMIT} npm run build'), 'the build reads it')
+    assert.ok(args('COPY').includes('scripts/build-commit.mjs ./scripts/'), 'the script that writes it is copied')
+  })
+
   it('runs as a non-root user given by number, ahead of the command', () => {
     const users = args('USER')
     assert.equal(users.length, 1)

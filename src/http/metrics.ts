@@ -4,7 +4,7 @@
 import { subscribe } from 'node:diagnostics_channel'
 import type { Server } from 'node:net'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import { NODE_VERSION, SERVICE_VERSION } from '../build-info.js'
+import { NODE_VERSION, SERVICE_COMMIT, SERVICE_VERSION } from '../build-info.js'
 import type { PoolStats } from '../store/index.js'
 import {
   WRITER_COMMIT_CHANNEL,
@@ -71,11 +71,11 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
   })
   new Gauge({
     name: 'animal_store_build_info',
-    help: 'Always 1; the labels say which build runs: service version, Node.js version, database.',
-    labelNames: ['version', 'node', 'database'],
+    help: 'Always 1; the labels say which build runs: service version, git commit, Node.js version, database.',
+    labelNames: ['version', 'commit', 'node', 'database'],
     aggregator: 'max',
     registers,
-  }).set({ version: SERVICE_VERSION, node: NODE_VERSION, database: sources.database }, 1)
+  }).set({ version: SERVICE_VERSION, commit: SERVICE_COMMIT, node: NODE_VERSION, database: sources.database }, 1)
   const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,

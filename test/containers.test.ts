@@ -37,7 +37,7 @@ describe('Dockerfile', () => {
 
   it('builds with the commit given as SOURCE_COMMIT, for the build-info metric', () => {
     assert.ok(args('ARG').includes('SOURCE_COMMIT=unknown'), 'ARG SOURCE_COMMIT=unknown')
-    assert.ok(args('RUN').includes('SOURCE_COMMIT=${SOURCE_COMMIT} npm run build'), 'the build reads it')
+    assert.ok(args('RUN').includes(`SOURCE_COMMIT=\${SOURCE_COMMIT} npm run build`), 'the build reads it')
     assert.ok(args('COPY').includes('scripts/build-commit.mjs ./scripts/'), 'the script that writes it is copied')
   })
 

@@ -203,7 +203,7 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
   {
     name: 'IDEMPOTENCY_RECORDS_PER_KEY',
     default: `${DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY}`,
-    meaning: `Idempotency-Key records one API key may hold, 1–${MAX_IDEMPOTENCY_RECORDS_PER_KEY}, counted in the database (so across instances and workers). Each is kept 24 h and takes 0.3–2.3 KB. A create with a new Idempotency-Key past it gets 429 \`idempotency_key_limit_reached\` (nothing is created; retries of stored keys are still answered); expired records are deleted in the background every minute. Raise it for a client that sends more than one such create every 8.6 s on average.`,
+    meaning: `Idempotency-Key records one API key may hold, 1–${MAX_IDEMPOTENCY_RECORDS_PER_KEY}, counted in the database (so across instances and workers). Each is kept 24 h and takes 0.3–2.3 KB. A create with a new Idempotency-Key past it is never refused: the API key's oldest record is deleted to make room (counted in \`animal_store_idempotency_records_evicted_total\`), so a retry then protects a create only while fewer than this many newer ones came from the same API key; expired records are deleted in the background every minute. The default keeps every record its full 24 h for one such create every 8.6 s on average per API key; raise it for busier keys.`,
   },
   {
     name: 'AUTH_FAILURES_PER_MINUTE',

@@ -147,6 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         registry: createMetricsRegistry({
           database: store.dialect,
           poolStats: () => store.poolStats(),
+          idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
           keyReloadFailures: () => keys.reloadFailures,
         }),
       }

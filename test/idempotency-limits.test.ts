@@ -1,6 +1,6 @@
 // Idempotency-Key records are bounded: an API key holds at most IDEMPOTENCY_RECORDS_PER_KEY of them
-// (past it a new key is refused 429 idempotency_key_limit_reached, never accepted without its
-// record), and expired ones are swept in the background without any further create.
+// (past it the key's oldest record makes room: a busy client is never refused), and expired ones are
+// swept in the background without any further create.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, it } from 'node:test'
@@ -26,23 +26,28 @@ describeEachDatabase('Idempotency-Key records: limit per API key and background 
   const petsNamed = (name: string) => count(sql<{ n: number }>`select count(*) as n from pets where name = ${name}`)
   const records = () => count(sql<{ n: number }>`select count(*) as n from idempotency_keys`)
 
-  it('refuses a new Idempotency-Key past the limit with 429 idempotency_key_limit_reached, creating nothing', async () => {
+  it('past the limit, evicts the oldest record of the API key instead of refusing: never locked out, storage bounded', async () => {
     const keys = Array.from({ length: LIMIT }, () => randomUUID())
     for (const key of keys) assert.equal((await create({ name: 'capped', categoryId: 1 }, key)).status, 201)
-    const replay = await create({ name: 'capped', categoryId: 1 }, keys[0] as string)
-    assert.equal(replay.status, 201, 'a retry of a stored key is still answered at the limit')
+    const replay = await create({ name: 'capped', categoryId: 1 }, keys[1] as string)
+    assert.equal(replay.status, 201, 'a retry of a stored key is answered at the limit')
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true')
 
-    const refused = await create({ name: 'one too many', categoryId: 1 }, randomUUID())
-    assert.equal(refused.status, 429)
-    assert.equal(refused.json.code, 'idempotency_key_limit_reached')
-    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/)
-    assert.equal(await petsNamed('one too many'), 0, 'no pet without its record')
-    assert.equal(await records(), LIMIT, 'no record past the limit')
+    // Three times the limit more, as a client that sends a new key on every create does.
+    const later = Array.from({ length: 3 * LIMIT }, () => randomUUID())
+    for (const key of later) assert.equal((await create({ name: 'later', categoryId: 1 }, key)).status, 201, 'never refused')
+    assert.equal(await records(), LIMIT, 'the API key still holds LIMIT records')
+    assert.equal(server.store.idempotencyRecordsEvicted(), 3 * LIMIT, 'each eviction is counted')
+    const newest = later.at(-1) as string
+    const again = await create({ name: 'later', categoryId: 1 }, newest)
+    assert.equal(again.headers.get('idempotent-replayed'), 'true', 'the newest records are kept')
+    assert.equal(await petsNamed('later'), 3 * LIMIT, 'a replay of a kept key created nothing')
 
     const plain = await call(server, 'POST', '/v1/pets', { body: { name: 'without a key', categoryId: 1 } })
     assert.equal(plain.status, 201, 'creates without an Idempotency-Key are not limited')
     const { key: otherApiKey } = await createKey(server.store.apiKeys, 'other')
-    assert.equal((await create({ name: 'other key', categoryId: 1 }, randomUUID(), otherApiKey)).status, 201, 'per API key')
+    assert.equal((await create({ name: 'other key', categoryId: 1 }, randomUUID(), otherApiKey)).status, 201)
+    assert.equal(await records(), LIMIT + 1, 'per API key: the other key evicted nothing')
   })
 
   it('sweeps expired records in bounded batches on its own timer, with no create after them', async () => {

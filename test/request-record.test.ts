@@ -21,6 +21,7 @@ function recorderParts() {
   const registry = createMetricsRegistry({
     database: 'sqlite',
     poolStats: () => ({ total: 0, inUse: 0, waiting: 0 }),
+    idempotencyRecordsEvicted: () => 0,
     keyReloadFailures: () => 0,
   })
   const answered = (reqId: string, status: number): AnsweredRequest => ({

@@ -90,6 +90,7 @@ async function runServer(
       ? createMetricsRegistry({
           database: store.dialect,
           poolStats: () => store.poolStats(),
+          idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
           keyReloadFailures: () => keys.reloadFailures,
         })
       : undefined

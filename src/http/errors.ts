@@ -36,11 +36,6 @@ export const ERROR_CODES = {
   },
   headers_too_large: { status: 431, message: 'The request headers are too large (16 KiB at most).' },
   rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
-  idempotency_key_limit_reached: {
-    status: 429,
-    message:
-      'This API key holds as many Idempotency-Key records as allowed; each is kept 24 h. Retry after the time in Retry-After, or create without an Idempotency-Key.',
-  },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>

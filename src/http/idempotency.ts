@@ -43,21 +43,11 @@ export function fingerprintOf(draft: PetDraft): string {
 }
 
 /**
- * Retry-After (s) of `idempotency_key_limit_reached`: the background sweep's interval, the soonest
- * a record may leave (idempotency-sweeper.ts).
- */
-export const LIMIT_RETRY_AFTER_SECONDS = 60
-
-/**
  * The id of the pet an idempotent create answers with (created now, or by the first request with
- * this key), or the ApiError to throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`,
- * 429 `idempotency_key_limit_reached`.
+ * this key), or the ApiError to throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`.
  */
 export function createdPetId(outcome: IdempotentOutcome): Int64Text {
   if ('petId' in outcome) return outcome.petId
   if (outcome.outcome === 'in_flight') throw new ApiError('idempotency_key_in_flight', { headers: { 'retry-after': '1' } })
-  if (outcome.outcome === 'limit_reached') {
-    throw new ApiError('idempotency_key_limit_reached', { headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) } })
-  }
   throw new ApiError('idempotency_key_reused')
 }

@@ -48,6 +48,8 @@ export interface MetricsSources {
   poolStats: () => PoolStats
   /** Failed periodic reloads of the API keys so far (KeyVerifier.reloadFailures). */
   keyReloadFailures: () => number
+  /** Idempotency-Key records deleted before they expired so far (Store.idempotencyRecordsEvicted). */
+  idempotencyRecordsEvicted: () => number
 }
 
 /**
@@ -116,6 +118,11 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
     'animal_store_key_reload_failures_total',
     'Periodic reloads of the stored API keys that failed (the previous set was kept, so revocations may be stale).',
     sources.keyReloadFailures,
+  )
+  total(
+    'animal_store_idempotency_records_evicted_total',
+    'Idempotency-Key records deleted before their 24 h because their API key reached IDEMPOTENCY_RECORDS_PER_KEY (a retry with such a key would create again).',
+    sources.idempotencyRecordsEvicted,
   )
   const commits = new Histogram({
     name: 'animal_store_sqlite_commit_duration_seconds',

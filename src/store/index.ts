@@ -64,6 +64,11 @@ export interface Store {
   close(): Promise<void>
   /** PostgreSQL pool connections: open in total, in use, and requests waiting for one. Zeros on SQLite. */
   poolStats(): PoolStats
+  /**
+   * Idempotency-Key records this process deleted before they expired, to keep an API key within
+   * IDEMPOTENCY_RECORDS_PER_KEY (a retry with such a key would create again).
+   */
+  idempotencyRecordsEvicted(): number
   /** The Kysely handle, for store-level tools (copy, tests of the schema) only. */
   readonly db: Kysely<Database>
 }
@@ -91,6 +96,12 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
   const { dialect, pool, pets, closePets } = await connect(config, events)
   const db = new Kysely<Database>({ dialect })
   const writes = trackWrites(() => pets.probeWrite())
+  let evicted = 0
+  const insertPetOnce: PetStore['insertPetOnce'] = async (draft, once) => {
+    const outcome = await pets.insertPetOnce(draft, once)
+    if (outcome.outcome === 'created' && outcome.evicted) evicted++
+    return outcome
+  }
   return {
     dialect: config.dialect,
     db,
@@ -98,7 +109,7 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
       insertPet: writes.observe(guard(pets.insertPet)),
       listPets: guard(pets.listPets),
       findPet: guard(pets.findPet),
-      insertPetOnce: writes.observe(guard(pets.insertPetOnce)),
+      insertPetOnce: writes.observe(guard(insertPetOnce)),
       deleteExpiredIdempotencyRecords: guard(pets.deleteExpiredIdempotencyRecords),
       probeWrite: guard(pets.probeWrite),
     },
@@ -119,6 +130,7 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
       await closePets?.()
       await db.destroy()
     },
+    idempotencyRecordsEvicted: () => evicted,
     poolStats: () =>
       pool
         ? { total: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }

@@ -162,8 +162,11 @@ export interface PetStatements {
    * primary key's index alone, so the cost is bounded by the limit, not by the table.
    */
   count: CompiledStatement<'scope' | 'limit'>
-  /** Deletes one key's record: undoes this transaction's own claim when it went past the limit. */
-  release: CompiledStatement<'scope' | 'key'>
+  /**
+   * Deletes the scope's oldest record other than `key`'s (the one just claimed): makes room when the
+   * claim took the scope past its limit, so storage per API key stays bounded and no create is refused.
+   */
+  evictOldest: CompiledStatement<'scope' | 'key'>
   /**
    * Readiness's probe write, run with `probeRemove` in one transaction: adds a `service_secrets` row
    * whose value is PROBE_WRITE_BYTES of text (a fixed value of the statement); the commit still
@@ -267,8 +270,18 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
         )
         .select((eb) => eb.fn.countAll().as('records')),
     ),
-    release: compile(
-      db.deleteFrom('idempotency_keys').where('api_key_id', '=', where.scope).where('idempotency_key', '=', where.key),
+    evictOldest: compile(
+      db.deleteFrom('idempotency_keys').where(
+        sql<boolean>`(api_key_id, idempotency_key) in ${db
+          .selectFrom('idempotency_keys')
+          .select(['api_key_id', 'idempotency_key'])
+          .where('api_key_id', '=', where.scope)
+          .where('idempotency_key', '<>', where.key)
+          .orderBy('created_at')
+          .limit(1)
+          // PostgreSQL: a row another transaction holds is left to it (a concurrent create evicts the next).
+          .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())}`,
+      ),
     ),
     probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: 'p'.repeat(PROBE_WRITE_BYTES) })),
     probeRemove: compile(db.deleteFrom('service_secrets').where('name', '=', PROBE_ROW)),

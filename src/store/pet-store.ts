@@ -67,11 +67,15 @@ export interface IdempotentCreate {
   now: number
   /** Records created before this (ms since the epoch) are expired: reused as new, and deleted. */
   expiredBefore: number
-  /** Most records the scope may hold (IDEMPOTENCY_RECORDS_PER_KEY); a new key past it is `limit_reached`. */
+  /** Most records the scope may hold (IDEMPOTENCY_RECORDS_PER_KEY); a new key past it evicts the scope's oldest record. */
   maxRecords: number
 }
 
-/** What insertPetOnce did: created a pet, found the pet the same request created before, or refused. */
+/**
+ * What insertPetOnce did: created a pet (`evicted`: the API key's oldest record was deleted to keep
+ * it within `maxRecords`), found the pet the same request created before, or refused.
+ */
 export type IdempotentOutcome =
-  | { outcome: 'created' | 'replayed'; petId: Int64Text }
-  | { outcome: 'key_reused' | 'in_flight' | 'limit_reached' }
+  | { outcome: 'created'; petId: Int64Text; evicted: boolean }
+  | { outcome: 'replayed'; petId: Int64Text }
+  | { outcome: 'key_reused' | 'in_flight' }

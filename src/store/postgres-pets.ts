@@ -90,8 +90,8 @@ async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query
 /**
  * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
  * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
- * wait for that transaction), claim the key, refuse it past the scope's record limit
- * (`limit_reached`), insert the pet, keep its id, delete a few expired records, commit.
+ * wait for that transaction), claim the key, past the scope's record limit delete its oldest record,
+ * insert the pet, keep its id, delete a few expired records, commit.
  */
 async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
   await query('begin')
@@ -112,16 +112,13 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
     STATEMENTS.count.sql,
     STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
   )
-  if (overRecordLimit(held.rows[0]?.records, once.maxRecords)) {
-    // The rollback undoes this transaction's own claim: no record is kept for a refused create.
-    await query('rollback')
-    return { outcome: 'limit_reached' }
-  }
+  const evicted = overRecordLimit(held.rows[0]?.records, once.maxRecords)
+  if (evicted) await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))
   const petId = await insert(query, draft)
   await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
   await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
   await query('commit')
-  return { outcome: 'created', petId }
+  return { outcome: 'created', petId, evicted }
 }
 
 async function insert(query: Query, draft: PetDraft): Promise<string> {

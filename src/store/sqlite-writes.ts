@@ -21,7 +21,7 @@ const WRITE_STATEMENTS = [
   'keep',
   'expire',
   'count',
-  'release',
+  'evictOldest',
   'sweep',
   'probeInsert',
   'probeRemove',
@@ -74,7 +74,7 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
   const keep = database.prepare(statements.keep.sql)
   const expire = database.prepare(statements.expire.sql)
   const count = database.prepare<unknown[], { records: number | bigint }>(statements.count.sql)
-  const release = database.prepare(statements.release.sql)
+  const evictOldest = database.prepare(statements.evictOldest.sql)
   const sweep = database.prepare(statements.sweep.sql)
   const probeInsert = database.prepare(statements.probeInsert.sql)
   const probeRemove = database.prepare(statements.probeRemove.sql)
@@ -89,14 +89,12 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
       return claimedOutcome(record.get(...statements.record.bind(once)), once.fingerprint)
     }
     const held = count.get(...statements.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
-    if (overRecordLimit(held?.records, once.maxRecords)) {
-      release.run(...statements.release.bind(once))
-      return { outcome: 'limit_reached' }
-    }
+    const evicted = overRecordLimit(held?.records, once.maxRecords)
+    if (evicted) evictOldest.run(...statements.evictOldest.bind(once))
     const petId = insertOne(draft)
     keep.run(...statements.keep.bind({ petId, scope: once.scope, key: once.key }))
     expire.run(...statements.expire.bind(once))
-    return { outcome: 'created', petId }
+    return { outcome: 'created', petId, evicted }
   })
   return {
     insertOne,

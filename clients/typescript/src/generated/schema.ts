@@ -104,7 +104,7 @@ export interface components {
              * @description Machine-readable, stable error code (the catalog is in the README).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "idempotency_key_limit_reached" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code of the response. */

@@ -41,6 +41,8 @@ export interface Config {
   readonly rateLimitPerMinute: number
   /** SHUTDOWN_DRAIN_MS: how long (ms) a SIGTERM keeps serving with /readyz at 503 before closing. */
   readonly shutdownDrainMs: number
+  /** DATABASE_START_WAIT_MS: how long (ms) a start waits for an unreachable PostgreSQL; 0 fails at once. */
+  readonly databaseStartWaitMs: number
   /** Idempotency-Key records (each kept 24 h) one API key may hold, across the fleet. */
   readonly idempotencyRecordsPerKey: number
   /**
@@ -124,6 +126,13 @@ const MAX_MAX_CONNECTIONS = 1_000_000
  */
 export const DEFAULT_SHUTDOWN_DRAIN_MS = 0
 const MAX_SHUTDOWN_DRAIN_MS = 120_000
+
+/**
+ * Default DATABASE_START_WAIT_MS: 2 minutes, longer than a PostgreSQL restart or failover, so an
+ * orchestrator's restart loop (whose back-off grows) never has to outlast the outage.
+ */
+export const DEFAULT_DATABASE_START_WAIT_MS = 120_000
+const MAX_DATABASE_START_WAIT_MS = 3_600_000
 
 /**
  * Default IDEMPOTENCY_RECORDS_PER_KEY: 10,000 records kept 24 h, a create with an Idempotency-Key
@@ -215,6 +224,11 @@ export const CONFIGURATION_VARIABLES: readonly ConfigurationVariable[] = [
     name: 'MAX_CONNECTIONS',
     default: `${DEFAULT_MAX_CONNECTIONS}`,
     meaning: `Open client connections per process, 1–${MAX_MAX_CONNECTIONS}. A new connection past it closes the connection idle longest (between requests, or not yet sent a request), so idle sockets cannot lock clients out; only when every connection has a request in progress is the new one closed at once.`,
+  },
+  {
+    name: 'DATABASE_START_WAIT_MS',
+    default: `${DEFAULT_DATABASE_START_WAIT_MS}`,
+    meaning: `PostgreSQL: how long (ms, 0–${MAX_DATABASE_START_WAIT_MS}) a start waits for a database it cannot reach, trying again every 0.25–2 s (each failure logged), while the port answers \`/healthz\` 200 and everything else 503; then it exits 1. \`0\` exits at once. On SQLite a start never waits.`,
   },
   {
     name: 'SHUTDOWN_DRAIN_MS',
@@ -352,6 +366,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       MAX_RATE_LIMIT_PER_MINUTE,
     ),
     trustProxy: Object.freeze(parseTrustProxy(env.TRUST_PROXY)),
+    databaseStartWaitMs: parseInteger(
+      env.DATABASE_START_WAIT_MS,
+      'DATABASE_START_WAIT_MS',
+      DEFAULT_DATABASE_START_WAIT_MS,
+      0,
+      MAX_DATABASE_START_WAIT_MS,
+    ),
     shutdownDrainMs: parseInteger(
       env.SHUTDOWN_DRAIN_MS,
       'SHUTDOWN_DRAIN_MS',

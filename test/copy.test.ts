@@ -161,7 +161,7 @@ describe('animal-store copy: SQLite to PostgreSQL', {
 
   it('advances the identity sequences: the next pet and key get ids above the largest copied', async () => {
     await withStore(postgresConfig(target.url), async (store) => {
-      const petId = await store.pets.insertPet({ name: 'after the copy', categoryId: 3n, status: 'available' })
+      const { id: petId } = await store.pets.insertPet({ name: 'after the copy', categoryId: 3n, status: 'available' })
       assert.ok(BigInt(petId) > ABOVE_DOUBLE, `new pet id ${petId}`)
       const { record } = await createKey(store.apiKeys, 'after the copy')
       assert.ok(record.id > 2n, `new key id ${record.id}`)
@@ -264,7 +264,7 @@ describe('animal-store copy: SQLite to PostgreSQL', {
           .executeTakeFirstOrThrow()
         assert.equal(Number(count), total)
         const next = await store.pets.insertPet({ name: 'next', categoryId: 1n, status: 'sold' })
-        assert.equal(next, String(total + 1))
+        assert.equal(next.id, String(total + 1))
       })
       assert.ok(peakMiB < 256, `peak RSS ${peakMiB.toFixed(1)} MiB: memory is not flat`)
     } finally {

@@ -24,7 +24,8 @@ async function storeWithPets(url: string, poolMax: number, pets: number) {
   const store = await openStore({ ...SETTINGS, url, poolMax }, { namedStatementsNotKept: () => notKept++ })
   await store.migrate()
   const ids: string[] = []
-  for (let i = 0; i < pets; i++) ids.push(await store.pets.insertPet({ name: `pet ${i}`, categoryId: 7n, status: 'available' }))
+  for (let i = 0; i < pets; i++)
+    ids.push((await store.pets.insertPet({ name: `pet ${i}`, categoryId: 7n, status: 'available' })).id)
   return { store, ids, notKept: () => notKept }
 }
 

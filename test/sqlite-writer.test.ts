@@ -51,8 +51,8 @@ describe('SQLite group commit', () => {
       )
       const failure = results[1]
       assert.equal(failure?.status === 'rejected' && (failure.reason as { code?: string }).code, 'SQLITE_CONSTRAINT_CHECK')
-      const ids = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
-      for (const id of ids) assert.ok(await store().pets.findPet(id), `pet ${id} is committed`)
+      const pets = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+      for (const pet of pets) assert.equal(await store().pets.findPet(pet.id), pet.body, `pet ${pet.id} is committed as answered`)
     } finally {
       database.close()
     }
@@ -98,12 +98,12 @@ describe('SQLite writer thread', () => {
     const running = () => writer.thread
     try {
       assert.equal(running(), undefined, 'no thread before the first create')
-      const first = await writer.insertPet(GOOD)
+      const { id: first } = await writer.insertPet(GOOD)
       const thread = running()
       assert.ok(thread)
       await thread.terminate()
       assert.equal(running(), undefined, 'the dead thread is forgotten')
-      const second = await writer.insertPet({ ...GOOD, name: 'after the restart' })
+      const { id: second } = await writer.insertPet({ ...GOOD, name: 'after the restart' })
       assert.ok(running() && running() !== thread, 'a new thread runs')
       assert.equal(BigInt(second), BigInt(first) + 1n)
       assert.match(String(await store().pets.findPet(second)), /"name":"after the restart"/)

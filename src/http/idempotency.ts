@@ -43,11 +43,11 @@ export function fingerprintOf(draft: PetDraft): string {
 }
 
 /**
- * The id of the pet an idempotent create answers with (created now, or by the first request with
- * this key), or the ApiError to throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`.
+ * The id of the pet the first request with this key created, for a replay; or the ApiError to
+ * throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`.
  */
-export function createdPetId(outcome: IdempotentOutcome): Int64Text {
-  if ('petId' in outcome) return outcome.petId
+export function replayedPetId(outcome: Exclude<IdempotentOutcome, { outcome: 'created' }>): Int64Text {
+  if (outcome.outcome === 'replayed') return outcome.petId
   if (outcome.outcome === 'in_flight') throw new ApiError('idempotency_key_in_flight', { headers: { 'retry-after': '1' } })
   throw new ApiError('idempotency_key_reused')
 }

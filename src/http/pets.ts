@@ -3,7 +3,7 @@
 // as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { type Int64Text, toBigInt } from '../int64.js'
+import { toBigInt } from '../int64.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
@@ -12,12 +12,12 @@ import {
   PetIdParams,
   ListPetsQuery as Query,
 } from '../schemas.js'
-import type { PetStore } from '../store/index.js'
+import type { CreatedPet, PetStore } from '../store/index.js'
 import type { KeyIdentity } from './auth.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { ApiError } from './errors.js'
-import { createdPetId, fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders } from './idempotency.js'
+import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
 import { errorResponses, header, successResponse } from './responses.js'
 
 /**
@@ -114,8 +114,12 @@ export async function petRoutes(
         expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
         maxRecords: idempotencyRecordsPerKey,
       })
-      if (outcome.outcome === 'replayed') reply.header('idempotent-replayed', 'true')
-      return created(reply, createdPetId(outcome))
+      if (outcome.outcome === 'created') return created(reply, outcome.pet)
+      const petId = replayedPetId(outcome)
+      // Pets are never deleted: a committed pet that cannot be read back is a fault (500).
+      const body = await pets.findPet(petId)
+      if (body === undefined) throw new Error(`pet ${petId} of a stored Idempotency-Key not found`)
+      return created(reply.header('idempotent-replayed', 'true'), { id: petId, body })
     },
   )
 
@@ -146,11 +150,8 @@ export async function petRoutes(
     },
   )
 
-  // The 201 of createPet, for a first create and a replay alike: the pet as stored now, and where it lives.
-  async function created(reply: FastifyReply, petId: Int64Text): Promise<FastifyReply> {
-    const pet = await pets.findPet(petId)
-    // Pets are never deleted: a committed pet that cannot be read back is a fault (500).
-    if (pet === undefined) throw new Error(`pet ${petId} not found right after its create`)
-    return reply.code(201).header('location', `${linkBase}/pets/${petId}`).type(JSON_CONTENT_TYPE).send(pet)
+  // The 201 of createPet, for a first create and a replay alike: the pet's body, and where it lives.
+  function created(reply: FastifyReply, pet: CreatedPet): FastifyReply {
+    return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(pet.body)
   }
 }

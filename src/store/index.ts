@@ -19,7 +19,7 @@ import { trackWrites } from './write-health.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
 export type { MigrationReport } from './migrate.js'
-export type { IdempotentCreate, IdempotentOutcome, PetDraft, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+export type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetPage, PetPageQuery, PetStore } from './pet-store.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */

@@ -75,9 +75,9 @@ function unplanned<N extends string>(dialect: SqlDialect, name: N, type: 'intege
   return dialect === 'sqlite' ? sql`cast(${new Slot(name)} as ${sql.raw(type)})` : slot(name)
 }
 
-/** The Pet members as selections from `pets`, each aliased by its member name, in the schema's order. */
-function petSelection() {
-  return PET_MEMBERS.map((member) => sql.ref(`pets.${PET_COLUMNS[member]}`).as(member))
+/** The Pet members as selections from `table` (rows of `pets`), each aliased by its member name, in the schema's order. */
+function petSelection(table = 'pets') {
+  return PET_MEMBERS.map((member) => sql.ref(`${table}.${PET_COLUMNS[member]}`).as(member))
 }
 
 /** The four listPets statements: with or without a status filter, first page or after a cursor. */
@@ -145,7 +145,10 @@ export interface PetStatements {
   list: ReadonlyMap<ListVariant, CompiledStatement<PageValue>>
   /** The Pet body of one id, `{ body }`, or no row. */
   find: CompiledStatement<'id'>
-  /** Inserts one pet; PostgreSQL's row: `{ id }` (SQLite: the run's lastInsertRowid). */
+  /**
+   * Inserts one pet. PostgreSQL's row: `{ id, body }`, the new pet rendered by the same statement
+   * (SQLite: the run's lastInsertRowid; its writes render with `find` in the same transaction).
+   */
   insert: CompiledStatement<'name' | 'categoryId' | 'status'>
   /** Claims an Idempotency-Key (new, or expired before `expiredBefore`); a row only when this request now owns it. */
   claim: CompiledStatement<'scope' | 'key' | 'fingerprint' | 'now' | 'expiredBefore'>
@@ -215,9 +218,14 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
     insert: compile(
       dialect === 'postgres'
         ? db
-            .insertInto('pets')
-            .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
-            .returning('id')
+            .with('inserted', (w) =>
+              w
+                .insertInto('pets')
+                .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
+                .returningAll(),
+            )
+            .selectFrom((qb) => qb.selectFrom('inserted').select(petSelection('inserted')).as('pet'))
+            .select([sql.ref('pet.id').as('id'), RENDER[dialect].object('pet').as('body')])
         : db.insertInto('pets').values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') }),
     ),
     claim: compile(

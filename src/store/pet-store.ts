@@ -30,10 +30,20 @@ export interface PetPage {
   more: boolean
 }
 
+/**
+ * A pet just created: its id and its Pet body, rendered by the database in the create's own
+ * transaction, so the 201 needs no read after the commit (a read that could fail, and turn a
+ * committed create into a 503 its client would retry).
+ */
+export interface CreatedPet {
+  id: Int64Text
+  body: string
+}
+
 /** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
 export interface PetStore {
-  /** Inserts one pet and resolves to its assigned `id` once the row is committed. */
-  insertPet(draft: PetDraft): Promise<Int64Text>
+  /** Inserts one pet and resolves to it (its assigned `id` and its body) once the row is committed. */
+  insertPet(draft: PetDraft): Promise<CreatedPet>
   /** One page ordered by `id` ascending (the keyset order of listPets; docs/specification.md). */
   listPets(query: PetPageQuery): Promise<PetPage>
   /** The Pet body of the pet with this `id`, or undefined. */
@@ -41,7 +51,7 @@ export interface PetStore {
   /**
    * Inserts one pet unless `once` names an Idempotency-Key already used: the key's record and the
    * pet are written in one transaction, so a pet never exists without its record nor a record
-   * without its pet. Resolves to the pet's id (created now, or by the first request with this key),
+   * without its pet. Resolves to the pet created now, or the id of the one the first request with this key created,
    * `key_reused` when the key was used with another request, or `in_flight` when another
    * transaction holds the key now.
    */
@@ -76,6 +86,6 @@ export interface IdempotentCreate {
  * it within `maxRecords`), found the pet the same request created before, or refused.
  */
 export type IdempotentOutcome =
-  | { outcome: 'created'; petId: Int64Text; evicted: boolean }
+  | { outcome: 'created'; pet: CreatedPet; evicted: boolean }
   | { outcome: 'replayed'; petId: Int64Text }
   | { outcome: 'key_reused' | 'in_flight' }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
 import { compilePetStatements, listVariant, type PageRow } from './pet-sql.js'
-import type { IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
+import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
 
 const STATEMENTS = compilePetStatements('postgres')
 
@@ -114,21 +114,21 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
   )
   const evicted = overRecordLimit(held.rows[0]?.records, once.maxRecords)
   if (evicted) await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))
-  const petId = await insert(query, draft)
-  await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId, scope: once.scope, key: once.key }))
+  const pet = await insert(query, draft)
+  await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
   await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
   await query('commit')
-  return { outcome: 'created', petId, evicted }
+  return { outcome: 'created', pet, evicted }
 }
 
-async function insert(query: Query, draft: PetDraft): Promise<string> {
-  const { rows } = await query<{ id: string }>(
+async function insert(query: Query, draft: PetDraft): Promise<CreatedPet> {
+  const { rows } = await query<{ id: string; body: string }>(
     STATEMENTS.insert.sql,
     STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
   )
   const row = rows[0]
   if (!row) throw new Error('insert into pets returned no row')
-  return row.id
+  return { id: String(row.id), body: row.body }
 }
 
 /** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */

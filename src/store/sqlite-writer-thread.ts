@@ -35,7 +35,7 @@ async function answer(request: WriterRequest): Promise<WriterReply> {
   try {
     switch (request.kind) {
       case 'insert':
-        return { kind: 'inserted', seq, id: await inserters.insertPet(request.draft) }
+        return { kind: 'inserted', seq, pet: await inserters.insertPet(request.draft) }
       case 'insertOnce':
         return { kind: 'outcome', seq, outcome: await inserters.insertPetOnce(request.job) }
       case 'sweep':

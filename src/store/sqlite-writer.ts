@@ -2,8 +2,7 @@
 // writing connection and group-commits, so a commit's fsync (synchronous=FULL) no longer stalls the
 // reads this thread serves meanwhile. Each create still resolves only after its commit.
 import { Worker } from 'node:worker_threads'
-import type { Int64Text } from '../int64.js'
-import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
+import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
 import { type WriterCommit, writerEvents } from './sqlite-writer-events.js'
 import { type OnceJob, type WriteStatements, type WriteStatementTexts, writeStatementTexts } from './sqlite-writes.js'
 
@@ -32,7 +31,7 @@ export type WriterRequest = WriterJob & { seq: number }
  * and code; classified on this side, once).
  */
 export type WriterReply =
-  | { kind: 'inserted'; seq: number; id: Int64Text }
+  | { kind: 'inserted'; seq: number; pet: CreatedPet }
   | { kind: 'outcome'; seq: number; outcome: IdempotentOutcome }
   | { kind: 'swept'; seq: number; deleted: number }
   | { kind: 'probed'; seq: number }
@@ -46,7 +45,7 @@ export interface WriterCommitReport {
 
 /** Writes on a writer thread; `close` stops the thread (call it once no write is under way). */
 export interface SqliteWriter {
-  insertPet(draft: PetDraft): Promise<Int64Text>
+  insertPet(draft: PetDraft): Promise<CreatedPet>
   insertPetOnce(draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome>
   /** Deletes at most `limit` records created before `expiredBefore` (ms); resolves to how many. */
   deleteExpiredIdempotencyRecords(expiredBefore: number, limit: number): Promise<number>
@@ -124,7 +123,7 @@ export function createSqliteWriter(path: string, statements: WriteStatements): S
     return reply
   }
   return {
-    insertPet: async (draft) => (await expect({ kind: 'insert', draft }, 'inserted')).id,
+    insertPet: async (draft) => (await expect({ kind: 'insert', draft }, 'inserted')).pet,
     insertPetOnce: async (draft, once) => (await expect({ kind: 'insertOnce', job: { draft, once } }, 'outcome')).outcome,
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
       (await expect({ kind: 'sweep', expiredBefore, limit }, 'swept')).deleted,

@@ -5,17 +5,17 @@
 // It takes the statements Kysely compiled in the main thread (pet-sql.ts) and imports no query
 // builder or schema library, so the writer thread does not load them.
 import type BetterSqlite3 from 'better-sqlite3'
-import type { Int64Text } from '../int64.js'
 import { compiledStatement, type StatementText, statementText } from './compiled-statement.js'
 import { groupCommit } from './group-commit.js'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from './idempotency-claim.js'
 import type { PetStatements } from './pet-sql.js'
-import type { IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
+import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft } from './pet-store.js'
 import { timedCommit, type WriterCommit } from './sqlite-writer-events.js'
 
 /** The pet statements the writes run. */
 const WRITE_STATEMENTS = [
   'insert',
+  'find',
   'claim',
   'record',
   'keep',
@@ -54,9 +54,10 @@ export interface OnceJob {
 
 /** The write statements of one connection, prepared (the tables must exist); each runs synchronously. */
 export interface SqliteWrites {
-  insertOne(draft: PetDraft): Int64Text
+  /** One create in its own transaction. */
+  insertOne(draft: PetDraft): CreatedPet
   /** Many creates in one transaction (one commit, one fsync). */
-  insertBatch(drafts: PetDraft[]): Int64Text[]
+  insertBatch(drafts: PetDraft[]): CreatedPet[]
   insertOnce(job: OnceJob): IdempotentOutcome
   /** Many idempotent creates in one transaction, each in a savepoint of its own. */
   insertOnceBatch(jobs: OnceJob[]): IdempotentOutcome[]
@@ -69,6 +70,7 @@ export interface SqliteWrites {
 /** Prepares the write `statements` (SQLite's) on `database`. Throws the driver's error (no table yet, …). */
 export function prepareWrites(database: BetterSqlite3.Database, statements: WriteStatements): SqliteWrites {
   const insert = database.prepare(statements.insert.sql)
+  const find = database.prepare<unknown[], { body: string }>(statements.find.sql)
   const claim = database.prepare<unknown[], { claimed: unknown }>(statements.claim.sql)
   const record = database.prepare<unknown[], IdempotencyRecord>(statements.record.sql)
   const keep = database.prepare(statements.keep.sql)
@@ -78,9 +80,14 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
   const sweep = database.prepare(statements.sweep.sql)
   const probeInsert = database.prepare(statements.probeInsert.sql)
   const probeRemove = database.prepare(statements.probeRemove.sql)
-  // run(), which throws a failed autocommit COMMIT (see pet-sql.ts), so an id is never returned for
-  // a row that is not on stable storage.
-  const insertOne = (draft: PetDraft): Int64Text => String(insert.run(...statements.insert.bind(draft)).lastInsertRowid)
+  // Inside the create's transaction: the row, then its body rendered before the commit, so the 201
+  // needs no read after it (pet-store.ts, CreatedPet).
+  const insertRow = (draft: PetDraft): CreatedPet => {
+    const id = insert.run(...statements.insert.bind(draft)).lastInsertRowid
+    const body = find.get(...statements.find.bind({ id }))?.body
+    if (body === undefined) throw new Error(`pet ${id} not found right after its insert`)
+    return { id: String(id), body }
+  }
   // One transaction (a savepoint when inside a batch): the claim is the first statement and a write,
   // so the write lock is taken (waiting up to busy_timeout) before anything is read, and a duplicate
   // in another process waits for this one's commit, then replays it.
@@ -91,14 +98,14 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
     const held = count.get(...statements.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
     const evicted = overRecordLimit(held?.records, once.maxRecords)
     if (evicted) evictOldest.run(...statements.evictOldest.bind(once))
-    const petId = insertOne(draft)
-    keep.run(...statements.keep.bind({ petId, scope: once.scope, key: once.key }))
+    const pet = insertRow(draft)
+    keep.run(...statements.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
     expire.run(...statements.expire.bind(once))
-    return { outcome: 'created', petId, evicted }
+    return { outcome: 'created', pet, evicted }
   })
   return {
-    insertOne,
-    insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertOne)),
+    insertOne: database.transaction(insertRow),
+    insertBatch: database.transaction((drafts: PetDraft[]) => drafts.map(insertRow)),
     insertOnce,
     insertOnceBatch: database.transaction((jobs: OnceJob[]) => jobs.map((job) => insertOnce(job))),
     sweep: (expiredBefore, limit) => sweep.run(...statements.sweep.bind({ expiredBefore, limit })).changes,
@@ -114,7 +121,7 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
  * error. And the writes that run alone, between group commits: a sweep batch, the probe write.
  */
 export interface Inserters {
-  insertPet(draft: PetDraft): Promise<Int64Text>
+  insertPet(draft: PetDraft): Promise<CreatedPet>
   insertPetOnce(job: OnceJob): Promise<IdempotentOutcome>
   /** Deletes at most `limit` expired records (created before `expiredBefore`, ms) at once; how many it deleted. */
   sweep(expiredBefore: number, limit: number): Promise<number>

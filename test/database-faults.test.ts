@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
 import { cliEnv, killLeftovers, type ServeProcess, startServe } from './cli-process.js'
 import { TEST_DATABASES } from './helpers.js'
+import { CONF, type Nginx, startShippedNginx } from './nginx.js'
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js'
 import { createDatabase, freePort, type PostgresServer, startPostgres } from './postgres-server.js'
 
@@ -255,4 +256,119 @@ describe('database faults under load', {
       })
     })
   }
+})
+
+describe('nginx → two instances → PgBouncer → PostgreSQL stopped 10 s', {
+  skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
+}, () => {
+  after(killLeftovers)
+
+  it('commits no create its client saw fail (but for one its Idempotency-Key retry returned), answers within nginx’s timeout', async (t) => {
+    const postgres = await startPostgres()
+    const pooler = await startPgBouncer(postgres.url)
+    const servers: ServeProcess[] = []
+    let nginx: Nginx | undefined
+    try {
+      const database = await createDatabase(postgres.url, pooler.url)
+      const env = cliEnv({ DATABASE_URL: database.url, API_KEYS: API_KEY, LOG_LEVEL: 'warn' })
+      for (let i = 0; i < 2; i++) servers.push(await startServe(env))
+      nginx = await startShippedNginx(servers.map((server) => server.port) as [number, number])
+      const origin = nginx.origin
+
+      const acknowledged = new Set<string>()
+      const failed = new Set<string>()
+      const statuses = new Map<number, number>()
+      let slowest = 0
+      let running = true
+      // One create, timed; a network error is status 0.
+      const create = async (name: string, key: string | undefined) => {
+        const headers: Record<string, string> = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }
+        if (key) headers['idempotency-key'] = key
+        const started = Date.now()
+        const status = await fetch(`${origin}/v1/pets`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name, categoryId: 1 }),
+        })
+          .then(async (response) => {
+            await response.arrayBuffer()
+            return response.status
+          })
+          .catch(() => 0)
+        slowest = Math.max(slowest, Date.now() - started)
+        statuses.set(status, (statuses.get(status) ?? 0) + 1)
+        return status
+      }
+      const loop = async (l: number) => {
+        for (let i = 0; running; i++) {
+          const name = `e2e ${l}-${i}`
+          const key = i % 2 === 0 ? randomUUID() : undefined
+          let status = await create(name, key)
+          // The client's retry of an idempotent create: the same key and body until it is answered.
+          for (const stopAt = Date.now() + 60_000; key && status !== 201 && Date.now() < stopAt; ) {
+            await new Promise((resolve) => setTimeout(resolve, 250))
+            status = await create(name, key)
+          }
+          if (status === 201) acknowledged.add(name)
+          else {
+            failed.add(name)
+            await new Promise((resolve) => setTimeout(resolve, 20)) // pacing after a failure
+          }
+        }
+      }
+      const loops = Promise.all(Array.from({ length: 8 }, (_, l) => loop(l)))
+      try {
+        const waitFor = async (condition: () => boolean, what: string) => {
+          for (const stopAt = Date.now() + 30_000; !condition(); await new Promise((r) => setTimeout(r, 10))) {
+            assert.ok(Date.now() < stopAt, what)
+          }
+        }
+        await waitFor(() => acknowledged.size >= 40, 'creates flow before the outage')
+        await postgres.stop()
+        await new Promise((resolve) => setTimeout(resolve, 10_000))
+        await postgres.start()
+        const after = acknowledged.size
+        await waitFor(() => acknowledged.size >= after + 40, 'creates succeed again')
+      } finally {
+        running = false
+        await loops
+      }
+
+      t.diagnostic(
+        `statuses ${JSON.stringify(Object.fromEntries(statuses))}; ${acknowledged.size} acknowledged, ${failed.size} failed; slowest answer ${slowest} ms`,
+      )
+      assert.deepEqual(
+        [...statuses.keys()].filter((status) => status !== 201 && status !== 503),
+        [],
+        'only 201 and 503',
+      )
+      assert.ok(failed.size > 0, 'the outage failed some creates without a key')
+      const proxyReadTimeoutMs = Number(/proxy_read_timeout (\d+)s;/.exec(CONF)?.[1]) * 1000
+      assert.ok(slowest < proxyReadTimeoutMs, `every answer came from the service, before nginx's ${proxyReadTimeoutMs} ms`)
+      const client = new pg.Client({ connectionString: new URL(new URL(database.url).pathname, postgres.url).href })
+      await client.connect()
+      try {
+        const { rows } = await client.query<{ name: string }>('select name from pets where name like $1', ['e2e %'])
+        const stored = new Set(rows.map((row) => row.name))
+        assert.deepEqual(
+          [...failed].filter((name) => stored.has(name)),
+          [],
+          'no create its client saw fail was committed',
+        )
+        assert.deepEqual(
+          [...acknowledged].filter((name) => !stored.has(name)),
+          [],
+          'every acknowledged create is stored',
+        )
+        assert.equal(stored.size, acknowledged.size, 'nothing else was committed (no duplicate from a retry)')
+      } finally {
+        await client.end()
+      }
+    } finally {
+      await nginx?.stop()
+      for (const server of servers) await server.stop()
+      await pooler.destroy()
+      await postgres.destroy()
+    }
+  })
 })

@@ -302,7 +302,8 @@ describe('nginx → two instances → PgBouncer → PostgreSQL stopped 10 s', {
       const loop = async (l: number) => {
         for (let i = 0; running; i++) {
           const name = `e2e ${l}-${i}`
-          const key = i % 2 === 0 ? randomUUID() : undefined
+          // Half the loops send plain creates, half idempotent ones (which retry through the outage).
+          const key = l % 2 === 0 ? randomUUID() : undefined
           let status = await create(name, key)
           // The client's retry of an idempotent create: the same key and body until it is answered.
           for (const stopAt = Date.now() + 60_000; key && status !== 201 && Date.now() < stopAt; ) {

@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Animal Store container image: `docker build -t animal-store .`, then
 # `docker run -p 8080:8080 -v animal-store-data:/data animal-store` (SQLite), or set DATABASE_URL=postgres://…
-# Checked by reading and by test/containers.test.ts (no Docker engine where it was written); see
+# Checked by reading and by test/ops/containers.test.ts (no Docker engine where it was written); see
 # docs/deploying.md, "Containers".
 
 # Node.js 24 LTS on Debian slim, pinned by digest so that a re-pushed tag cannot change what is built.

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
-import { createDatabase, type PostgresServer, startPostgres } from '../test/postgres-server.js'
+import { createDatabase, type PostgresServer, startPostgres } from '../scripts/lib/postgres-server.js'
 import { runBounded } from './processes.js'
 
 /** A migrated, seeded database: its DATABASE_URL, what the references open, and how to drop it. */

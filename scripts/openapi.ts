@@ -1,7 +1,7 @@
 // Writes the OpenAPI document the service serves (without PUBLIC_URL) to openapi.json, or with
 // --check fails if the committed file differs. Usage: tsx scripts/openapi.ts [--check]
 import { readFile, writeFile } from 'node:fs/promises'
-import { renderOpenApi } from '../test/openapi-document.js'
+import { renderOpenApi } from './lib/openapi-document.js'
 
 const path = new URL('../openapi.json', import.meta.url)
 const rendered = await renderOpenApi()

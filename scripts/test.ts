@@ -7,17 +7,13 @@
 // Extra arguments are test files to run instead of all of them.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { readdirSync } from 'node:fs'
-import { startPgBouncer } from '../test/pgbouncer.js'
-import { startPostgres } from '../test/postgres-server.js'
+import { globSync } from 'node:fs'
+import { startPgBouncer } from './lib/pgbouncer.js'
+import { startPostgres } from './lib/postgres-server.js'
 
 const databases = (process.env.TEST_DATABASES ?? 'sqlite,postgres').split(',')
 const files =
-  process.argv.slice(2).length > 0
-    ? process.argv.slice(2)
-    : readdirSync('test')
-        .filter((f) => f.endsWith('.test.ts'))
-        .map((f) => `test/${f}`)
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : globSync(['test/**/*.test.ts', 'clients/typescript/test/*.test.ts'])
 const env: NodeJS.ProcessEnv = { ...process.env, TEST_DATABASES: databases.join(',') }
 const postgres = databases.includes('postgres') && !env.TEST_POSTGRES_URL ? await startPostgres() : undefined
 if (postgres) env.TEST_POSTGRES_URL = postgres.url

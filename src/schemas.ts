@@ -38,7 +38,7 @@ export const DEFAULT_PET_STATUS: PetStatus = 'available'
 //   (?!\u{D800}?)[…]{2}         without u: two surrogate code units (a pair); with u, `\u{D800}?`
 //                               always matches, so the lookahead fails and a lone surrogate has no way in.
 // Without `u` a run of two unpaired surrogates still passes (a generated check is then looser than
-// the service, which answers 400); everything else is judged the same (test/openapi.test.ts).
+// the service, which answers 400); everything else is judged the same (test/api/openapi.test.ts).
 /** The `name` pattern: the service's check and the one in openapi.json (see the comment above). */
 export const NAME_PATTERN = String.raw`^(?!\s*$)(?:[\x01-\uD7FF\uE000-\uFFFF]|[^\x00-\uFFFF]|(?!\u{D800}?)[^\x00-\uD7FF\uE000-\uFFFF]{2})+$`
 

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict'
 import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { tempDir } from '../scripts/lib/test-server.js'
 import { generateApiKey } from '../src/api-keys.js'
 import { ConfigError, loadConfig, loadCopyUrls } from '../src/config.js'
 import { estimateEntropyBits } from '../src/key-strength.js'
-import { tempDir } from './helpers.js'
 
 /** Two keys as an operator would generate them (24 random bytes, base64url). */
 const KEY_1 = 'VmK7fmMSJjj2h6pgkbKTqRkoV0_lt6II'

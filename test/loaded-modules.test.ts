@@ -8,11 +8,11 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { tempDir } from '../scripts/lib/test-server.js'
 import { compilePetStatements } from '../src/store/pet-sql.js'
-import type { WriterData } from '../src/store/sqlite-writer.js'
-import { writeStatementTexts } from '../src/store/sqlite-writes.js'
-import { assertBuilt, REPO_ROOT } from './cli-process.js'
-import { tempDir } from './helpers.js'
+import type { WriterData } from '../src/store/sqlite/sqlite-writer.js'
+import { writeStatementTexts } from '../src/store/sqlite/sqlite-writes.js'
+import { assertBuilt, REPO_ROOT } from './support/cli-process.js'
 
 // Runs in the worker, as a CommonJS script: the hook first, then `workerData.module`, then (with
 // `workerData.sqlite`) an SQLite store opened on that path, migrated, given one pet and closed; then
@@ -61,7 +61,7 @@ async function modulesLoaded(module: string, workerData: object): Promise<string
 
 const packages = (modules: string[], names: RegExp) => modules.filter((url) => names.test(url))
 
-describe('the SQLite writer thread (dist/store/sqlite-writer-thread.js)', () => {
+describe('the SQLite writer thread (dist/store/sqlite/sqlite-writer-thread.js)', () => {
   it('loads better-sqlite3 and its own store modules, and neither kysely nor @sinclair/typebox', async () => {
     const dir = tempDir()
     try {
@@ -69,13 +69,13 @@ describe('the SQLite writer thread (dist/store/sqlite-writer-thread.js)', () => 
         path: join(dir.path, 'writer.db'),
         statements: writeStatementTexts(compilePetStatements('sqlite')),
       }
-      const modules = await modulesLoaded('store/sqlite-writer-thread.js', data)
+      const modules = await modulesLoaded('store/sqlite/sqlite-writer-thread.js', data)
       // The hook saw the thread's real graph: without these, an empty list would pass the checks below.
       assert.ok(
         packages(modules, /\/node_modules\/better-sqlite3\//).length > 0,
         `better-sqlite3 is loaded: ${modules.join(', ')}`,
       )
-      assert.ok(packages(modules, /\/dist\/store\/sqlite-writes\.js$/).length > 0, 'the writes module is loaded')
+      assert.ok(packages(modules, /\/dist\/store\/sqlite\/sqlite-writes\.js$/).length > 0, 'the writes module is loaded')
       assert.deepEqual(
         packages(modules, /\/node_modules\/(kysely|@sinclair\/typebox)\//),
         [],

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { before, describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { LOG_FLUSH_MS } from '../src/logger.js'
-import { assertBuilt, REPO_ROOT, within } from './cli-process.js'
+import { assertBuilt, REPO_ROOT, within } from './support/cli-process.js'
 
 /** Runs a process that logs `lines` (level and message) through the real logger, then SIGKILLs itself; resolves to its stdout lines. */
 async function logThenSigkill(lines: Array<[level: 'info' | 'warn' | 'error' | 'fatal', message: string]>): Promise<string[]> {

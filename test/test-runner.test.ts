@@ -6,8 +6,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
-import { REPO_ROOT } from './cli-process.js'
-import { tempDir } from './helpers.js'
+import { tempDir } from '../scripts/lib/test-server.js'
+import { REPO_ROOT } from './support/cli-process.js'
 
 const run = promisify(execFile)
 

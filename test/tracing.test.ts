@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import { after, before, describe, it } from 'node:test'
+import { describeEachDatabase, freshDatabase, tempDir } from '../scripts/lib/test-server.js'
 import { ConfigError, loadConfig } from '../src/config.js'
-import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe, within } from './cli-process.js'
-import { describeEachDatabase, freshDatabase, tempDir } from './helpers.js'
+import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe, within } from './support/cli-process.js'
 
 const API_KEY = 'Tr4ce-T3st-k9Qz7-Wm2Lp-Xv8Rb-Hd5Nc'
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'

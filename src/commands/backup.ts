@@ -1,8 +1,8 @@
 // `animal-store backup --to FILE`: an online, verified copy of the SQLite database into a new file
-// (store/sqlite-backup.ts), with progress on stderr for large databases; PostgreSQL is pointed to pg_dump.
+// (store/sqlite/sqlite-backup.ts), with progress on stderr for large databases; PostgreSQL is pointed to pg_dump.
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
-import { type BackupProgress, backupSqlite } from '../store/sqlite-backup.js'
+import { type BackupProgress, backupSqlite } from '../store/sqlite/sqlite-backup.js'
 
 /** Databases at least this large (bytes) get progress lines on stderr; smaller ones copy in a moment. */
 export const PROGRESS_MIN_BYTES = 8 * 1024 * 1024

@@ -1,8 +1,8 @@
 // `animal-store restore --from FILE [--force]`: puts a verified backup in place of the SQLite database,
-// keeping the previous one aside (store/sqlite-backup.ts); PostgreSQL is pointed to pg_restore.
+// keeping the previous one aside (store/sqlite/sqlite-backup.ts); PostgreSQL is pointed to pg_restore.
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
-import { DatabaseInUseError, restoreSqlite } from '../store/sqlite-backup.js'
+import { DatabaseInUseError, restoreSqlite } from '../store/sqlite/sqlite-backup.js'
 import { progressLines } from './backup.js'
 
 /** The refusal for PostgreSQL: which tool does the job, with the command (docs/operating.md). */

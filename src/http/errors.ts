@@ -8,8 +8,8 @@ import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
-import { API_HEADERS } from './api-headers.js'
-import { unavailableCause } from './unavailable-log.js'
+import { unavailableCause } from './observability/unavailable-log.js'
+import { API_HEADERS } from './pipeline/api-headers.js'
 
 /**
  * Every error code the service answers with, its HTTP status and default message. Codes are

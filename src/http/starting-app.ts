@@ -1,4 +1,4 @@
-// The app that holds the port while a start waits for its database (commands/database-wait.ts):
+// The app that holds the port while a start waits for its database (server/database-wait.ts):
 // the process is alive (/healthz 200), not ready (/readyz 503), and every other request gets the
 // JSON 503 `service_unavailable` with Retry-After, so an orchestrator neither restarts the process
 // nor routes clients to it, and a client that reaches it anyway is told to retry.

@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
-/** Names of the stored secrets: `cursor` signs listPets cursors (src/http/cursor.ts). */
+/** Names of the stored secrets: `cursor` signs listPets cursors (src/http/routes/cursor.ts). */
 export type ServiceSecretName = 'cursor'
 
 /** The secret's bytes. Throws when it is missing (the database is not migrated). */

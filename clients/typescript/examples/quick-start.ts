@@ -1,4 +1,4 @@
-// The README's example of the TypeScript client; test/client-readme.test.ts and test/client-package.test.ts run it against a live server.
+// The README's example of the TypeScript client; clients/typescript/test/client-readme.test.ts and clients/typescript/test/client-package.test.ts run it against a live server.
 import { AnimalStoreError, createClient } from '@animal-store/client'
 
 const store = createClient({

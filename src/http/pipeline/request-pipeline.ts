@@ -1,0 +1,147 @@
+// What every request goes through besides its handler, folded into three steps, each synchronous
+// when it can be (every hook that returns a promise costs a microtask turn, docs/benchmarks.md):
+// onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
+// early 404/405), onSend (the request id, closing the connection when needed, lingering after an
+// early answer), and onResponse (the one log line and the metrics, handed to request-record.ts).
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { lingerOnClose } from '../connection/lingering-close.js'
+import { continueIfExpected, hasUnreadBody, missingHost } from '../connection/protocol.js'
+import { ApiError } from '../errors.js'
+import type { RequestRecorder } from '../observability/request-record.js'
+import { API_HEADERS, API_PREFIX } from './api-headers.js'
+import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
+import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No API key needed (probes, the OpenAPI document, the docs page). */
+    public?: boolean
+    /** Headers sent on every response of the route, errors included (the API's, getPet's deprecation). */
+    headers?: Record<string, string>
+    /** The route's request-line logger: its fixed fields (`method`, `route`) serialized once, as pino child bindings. */
+    requestLog?: FastifyBaseLogger
+  }
+  interface FastifyRequest {
+    /** The authenticated key (null on public routes and before authentication). */
+    apiKey: KeyIdentity | null
+  }
+}
+
+/**
+ * What the pipeline needs. `notFound` is the 404/405 error for a request no route answers; `limit`
+ * counts requests per API key, `limitAuthFailures` failed authentications per client address.
+ */
+export interface PipelineOptions {
+  keys: KeyVerifier
+  limit: RateLimiter | undefined
+  limitAuthFailures: AuthFailureLimiter | undefined
+  notFound: (request: FastifyRequest) => ApiError
+  /** Writes each answered request's log line and metrics (request-record.ts). */
+  recorder: RequestRecorder
+  logger: FastifyBaseLogger
+}
+
+/**
+ * Installs the three steps on `app` (before the routes). Authentication runs on every route not marked
+ * public, decided on the matched route, never on the raw URL, so no spelling of a path
+ * (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need a key too, and are then
+ * answered 404/405 before any body is read.
+ */
+export function installRequestPipeline(
+  app: FastifyInstance,
+  { keys, limit, limitAuthFailures, notFound, recorder, logger }: PipelineOptions,
+): void {
+  app.decorateRequest('apiKey', null)
+  // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
+  // first step sets them with the rest and no request pays for deciding; likewise the fixed fields of
+  // the route's log line are serialized once, into a child logger's bindings.
+  app.addHook('onRoute', (route) => {
+    const headers = route.url.startsWith(API_PREFIX) ? { ...API_HEADERS, ...route.config?.headers } : route.config?.headers
+    const requestLog = typeof route.method === 'string' ? logger.child({ method: route.method, route: route.url }) : undefined
+    route.config = { ...route.config, ...(headers && { headers }), ...(requestLog && { requestLog }) }
+  })
+  // Once closing (shutdown.ts), every response asks its keep-alive client to reconnect (elsewhere):
+  // an idle kept-alive socket would otherwise hold the close open until the grace period kills the process.
+  const shutdown = app.shutdown
+
+  const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
+    request.apiKey = identity
+    // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
+    // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
+    const unrouted = request.is404 || request.method === 'OPTIONS'
+    const refusal = limit?.(identity.keyId, reply) ?? (unrouted ? notFound(request) : undefined)
+    // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
+    if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
+    return refusal
+  }
+
+  // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
+  const refuse = (request: FastifyRequest, error: unknown): unknown => {
+    if (!(error instanceof ApiError) || error.statusCode !== 401) return error
+    return limitAuthFailures?.(request.ip) ?? error
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const { config } = request.routeOptions
+    if (config.headers) reply.headers(config.headers)
+    const hostError = missingHost(request)
+    if (hostError || config.public) return done(hostError)
+    let identity: KeyIdentity | Promise<KeyIdentity>
+    try {
+      identity = authenticate(request.headers.authorization, keys)
+    } catch (error) {
+      return done(refuse(request, error) as ApiError)
+    }
+    if (identity instanceof Promise) {
+      identity.then(
+        (known) => done(admit(request, reply, known)),
+        (error: unknown) => done(refuse(request, error) as ApiError),
+      )
+    } else {
+      done(admit(request, reply, identity))
+    }
+  })
+
+  // Close the connection when answering before a declared body was read (401, 404, 405, 413, 415,
+  // 429, a public route): reading and discarding all of it would let a client without a key push
+  // any amount. The close lingers, bounded (lingering-close.ts), so that the answer is not lost to a
+  // reset. The request id goes on here rather than in the first step, so that responses written
+  // before it (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id)
+    if (hasUnreadBody(request)) {
+      reply.header('connection', 'close')
+      lingerOnClose(request.raw.socket)
+    } else if (shutdown.closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const { config, schema, url } = request.routeOptions
+    const status = reply.statusCode
+    const durationMs = reply.elapsedTime
+    const { method } = request
+    const line = {
+      reqId: request.id,
+      status,
+      durationMs: Math.round(durationMs * 100) / 100,
+      client: request.ip,
+      keyId: request.apiKey?.keyId ?? null,
+    }
+    recorder.record({
+      // Requests no route answers (404, 405) have no route logger: their method and path are per request.
+      log: config.requestLog ?? logger,
+      fields: config.requestLog ? line : { method, route: url ?? null, ...line },
+      // label `operation`: the operationId, else the route path, else `not_found`
+      operation: (schema as { operationId?: string } | undefined)?.operationId ?? url ?? 'not_found',
+      method,
+      status,
+      durationMs,
+    })
+    done()
+  })
+  app.addHook('onClose', (_instance, done) => {
+    recorder.flush()
+    done()
+  })
+}

@@ -1,0 +1,64 @@
+// The opaque keyset cursor of listPets (docs/specification.md, Pagination): the last `id` returned,
+// signed so that only cursors the service issued are accepted. Form: `<base64url of the id's
+// decimal digits>.<base64url of the first 16 bytes of HMAC-SHA-256(key, "cursor:" + digits)>`;
+// the key is the database's `cursor` secret, so every instance accepts every other's cursors.
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
+import { type Int64Text, isInt64 } from '../../int64.js'
+
+/** MAC bytes kept in a cursor: 128 bits, beyond guessing. */
+const MAC_BYTES = 16
+const DIGITS = /^-?(0|[1-9]\d{0,18})$/
+/** Most MACs kept (see `mac` below). */
+const MAC_CACHE_ENTRIES = 4096
+
+/** Makes and checks cursors with one key. */
+export interface CursorCodec {
+  /** The cursor that continues after the pet with this `id` (one HMAC). */
+  encode(lastId: Int64Text | bigint): string
+  /**
+   * The `id` a cursor continues after, or undefined when `cursor` is not one this service issued
+   * (malformed, tampered, or signed with another key). One HMAC; the Ajv format `cursor` uses it, so
+   * a bad cursor is reported with every other bad parameter.
+   */
+  verify(cursor: string): bigint | undefined
+  /** The `id` of a cursor that `verify` accepted (no HMAC: call it only after validation). */
+  idOf(verified: string): bigint
+}
+
+/** A codec signing with `key` (HMAC-SHA-256, RFC 2104; the database's `cursor` secret). */
+export function createCursorCodec(key: Buffer): CursorCodec {
+  // A KeyObject made once: createHmac with raw key bytes imports them on every call (about 5× slower).
+  const secret = createSecretKey(key)
+  // The MAC of recently signed ids, kept: a page's next cursor is asked for again and again (every
+  // client reading the first page gets the same one). A cached value is the exact HMAC, so a cursor
+  // is as unforgeable as before; the cap bounds the memory (about 100 bytes an entry).
+  const recent = new Map<string, string>()
+  const mac = (digits: string) => {
+    let value = recent.get(digits)
+    if (value === undefined) {
+      value = createHmac('sha256', secret).update(`cursor:${digits}`).digest().subarray(0, MAC_BYTES).toString('base64url')
+      if (recent.size >= MAC_CACHE_ENTRIES) recent.clear()
+      recent.set(digits, value)
+    }
+    return value
+  }
+  const digitsOf = (cursor: string) => Buffer.from(cursor.slice(0, cursor.indexOf('.')), 'base64url').toString('utf8')
+  return {
+    encode(lastId) {
+      const digits = String(lastId)
+      return `${Buffer.from(digits, 'utf8').toString('base64url')}.${mac(digits)}`
+    },
+    verify(cursor) {
+      const dot = cursor.indexOf('.')
+      if (dot < 0 || cursor.length > 64) return undefined
+      const digits = digitsOf(cursor)
+      if (!DIGITS.test(digits) || Buffer.from(digits, 'utf8').toString('base64url') !== cursor.slice(0, dot)) return undefined
+      const given = Buffer.from(cursor.slice(dot + 1), 'utf8')
+      const expected = Buffer.from(mac(digits), 'utf8')
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
+      const id = BigInt(digits)
+      return isInt64(id) ? id : undefined
+    },
+    idOf: (verified) => BigInt(digitsOf(verified)),
+  }
+}

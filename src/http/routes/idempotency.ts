@@ -1,0 +1,53 @@
+// Idempotent createPet (the IETF httpapi draft "The Idempotency-Key HTTP Header Field"): the header's
+// schema, the request fingerprint, how long keys are kept, and which outcomes are refusals. The
+// record itself (fingerprint and pet id) is written by the store in the pet's transaction
+// (PetStore.insertPetOnce); a replay answers as a first create does (http/routes/pets.ts).
+import { createHash } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { Int64Text } from '../../int64.js'
+import type { IdempotentOutcome, PetDraft } from '../../store/index.js'
+import { ApiError } from '../errors.js'
+
+/** How long a key is kept (ms): 24 h after the first request; then the key may be used anew. */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000
+
+/** Longest Idempotency-Key accepted, in characters. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
+
+/**
+ * The request headers createPet reads: an optional `Idempotency-Key` of 1–255 visible ASCII
+ * characters (a UUID is typical; the draft's quoted Structured Field string is accepted too, quotes
+ * and all, as the exact key). Anything else is a 400 `invalid_request` naming the header.
+ */
+export const IdempotencyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      pattern: '^[\\x21-\\x7E]*$',
+      'x-pattern-message': 'must be visible ASCII characters only (no spaces)',
+      description: `Makes the create safe to retry: a retry with the same key and the same body within ${IDEMPOTENCY_KEY_TTL_MS / 3_600_000} h returns the first response (201, same body and Location) and adds no animal. 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} visible ASCII characters, scoped to the API key; a random UUID per logical create is a good choice.`,
+    }),
+  ),
+})
+
+/**
+ * The fingerprint of a create: SHA-256 (hex) of the JSON array `[name, categoryId, status]` of the
+ * validated NewPet with its default applied and categoryId as decimal text. So member order,
+ * spelling of numbers (`1`, `1.0`, `1e0`) and an explicit default status do not make it another request.
+ */
+export function fingerprintOf(draft: PetDraft): string {
+  return createHash('sha256')
+    .update(JSON.stringify([draft.name, String(draft.categoryId), draft.status]))
+    .digest('hex')
+}
+
+/**
+ * The id of the pet the first request with this key created, for a replay; or the ApiError to
+ * throw: 409 `idempotency_key_in_flight`, 422 `idempotency_key_reused`.
+ */
+export function replayedPetId(outcome: Exclude<IdempotentOutcome, { outcome: 'created' }>): Int64Text {
+  if (outcome.outcome === 'replayed') return outcome.petId
+  if (outcome.outcome === 'in_flight') throw new ApiError('idempotency_key_in_flight', { headers: { 'retry-after': '1' } })
+  throw new ApiError('idempotency_key_reused')
+}

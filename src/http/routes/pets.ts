@@ -1,0 +1,157 @@
+// The three operations of docs/specification.md, Operations: listPets, createPet, getPet. Thin
+// handlers: validation comes from the route schemas; the Pet and Pets bodies come from the PetStore
+// as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { toBigInt } from '../../int64.js'
+import {
+  DEFAULT_PAGE_LIMIT,
+  DEFAULT_PET_STATUS,
+  type ListPetsQuery,
+  type NewPet,
+  PetIdParams,
+  ListPetsQuery as Query,
+} from '../../schemas.js'
+import type { CreatedPet, PetStore } from '../../store/index.js'
+import { ApiError } from '../errors.js'
+import type { KeyIdentity } from '../pipeline/auth.js'
+import type { CursorCodec } from './cursor.js'
+import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
+import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
+import { errorResponses, header, successResponse } from './responses.js'
+
+/**
+ * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
+ * cursor codec (the same one the validator checks cursors with).
+ */
+export interface PetRoutesOptions {
+  pets: PetStore
+  linkBase: string
+  cursors: CursorCodec
+  /** IDEMPOTENCY_RECORDS_PER_KEY: Idempotency-Key records one API key may hold. */
+  idempotencyRecordsPerKey: number
+}
+
+/** The media type of the Pet and Pets bodies (RFC 8259: JSON is UTF-8). */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+const SECURITY = [{ bearerAuth: [] }]
+/** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
+const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
+/** Registers listPets, createPet and getPet under `/v1/pets`. */
+export async function petRoutes(
+  app: FastifyInstance,
+  { pets, linkBase, cursors, idempotencyRecordsPerKey }: PetRoutesOptions,
+): Promise<void> {
+  app.get<{ Querystring: ListPetsQuery }>(
+    '/v1/pets',
+    {
+      schema: {
+        operationId: 'listPets',
+        summary: 'List animals',
+        description:
+          'Returns animals ordered by `id` ascending, at most `limit` of them, optionally only those with one `status`. The body is a bare array; when more animals follow, the `Link` header carries the next page (`rel="next"`).',
+        tags: ['pets'],
+        security: SECURITY,
+        querystring: Query,
+        response: {
+          200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
+            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+          }),
+          ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
+      const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
+      const page = await pets.listPets({ limit, status, afterId })
+      if (page.more && page.lastId !== undefined) {
+        // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
+        const filter = status === undefined ? '' : `&status=${status}`
+        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`)
+      }
+      return reply.type(JSON_CONTENT_TYPE).send(page.json)
+    },
+  )
+
+  app.post<{ Body: NewPet; Headers: { 'idempotency-key'?: string } }>(
+    '/v1/pets',
+    {
+      compress: false, // one pet: below the compression threshold
+      schema: {
+        operationId: 'createPet',
+        summary: 'Add an animal',
+        description:
+          'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored. With an `Idempotency-Key`, a retry of the same request returns the first response instead of adding another animal.',
+        tags: ['pets'],
+        security: SECURITY,
+        querystring: NO_QUERY,
+        headers: IdempotencyHeaders,
+        body: { $ref: 'NewPet' },
+        response: {
+          201: successResponse(201, 'Pet', 'Animal added.', {
+            Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+            'Idempotent-Replayed': header(
+              '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
+            ),
+          }),
+          ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
+      const draft = { name, categoryId: toBigInt(categoryId), status }
+      const key = request.headers['idempotency-key']
+      if (key === undefined) return created(reply, await pets.insertPet(draft))
+      const now = Date.now()
+      const outcome = await pets.insertPetOnce(draft, {
+        scope: (request.apiKey as KeyIdentity).keyId,
+        key,
+        fingerprint: fingerprintOf(draft),
+        now,
+        expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS,
+        maxRecords: idempotencyRecordsPerKey,
+      })
+      if (outcome.outcome === 'created') return created(reply, outcome.pet)
+      const petId = replayedPetId(outcome)
+      // Pets are never deleted: a committed pet that cannot be read back is a fault (500).
+      const body = await pets.findPet(petId)
+      if (body === undefined) throw new Error(`pet ${petId} of a stored Idempotency-Key not found`)
+      return created(reply.header('idempotent-replayed', 'true'), { id: petId, body })
+    },
+  )
+
+  app.get<{ Params: PetIdParams }>(
+    '/v1/pets/:petId',
+    {
+      config: { headers: deprecationHeaders(`${linkBase}/pets`) },
+      compress: false, // one pet: below the compression threshold
+      schema: {
+        operationId: 'getPet',
+        summary: 'Read one animal (deprecated)',
+        description: `Deprecated: announced for removal on 5 December 2030 (Sunset: ${SUNSET_DATE}). Use \`GET /pets\` with the \`status\` filter instead. Every response of this operation carries the Deprecation, Sunset and successor-version Link headers.`,
+        deprecated: true,
+        tags: ['pets'],
+        security: SECURITY,
+        querystring: NO_QUERY,
+        params: PetIdParams,
+        response: {
+          200: successResponse(200, 'Pet', 'Success.', DEPRECATION_HEADERS),
+          ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const pet = await pets.findPet(toBigInt(request.params.petId))
+      if (pet === undefined) throw new ApiError('pet_not_found')
+      return reply.type(JSON_CONTENT_TYPE).send(pet)
+    },
+  )
+
+  // The 201 of createPet, for a first create and a replay alike: the pet's body, and where it lives.
+  function created(reply: FastifyReply, pet: CreatedPet): FastifyReply {
+    return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(pet.body)
+  }
+}

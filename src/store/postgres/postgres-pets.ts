@@ -1,0 +1,174 @@
+// Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool; the database
+// renders each body, and int8 columns are read as decimal text. Writes are unnamed statements (text
+// and values). Reads (a page, a pet) are named, so each connection parses and plans them once, until
+// a pooler in front shows it does not keep named statements; then they are unnamed too (namedReads).
+import { createHash } from 'node:crypto'
+import type pg from 'pg'
+import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idempotency-claim.js'
+import { compilePetStatements, listVariant, type PageRow } from '../pet-sql.js'
+import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
+
+const STATEMENTS = compilePetStatements('postgres')
+
+/**
+ * SQLSTATEs of a named statement the server connection does not have (26000
+ * invalid_sql_statement_name) or already has (42P05 duplicate_prepared_statement): what a pooler
+ * that hands each transaction any server connection (PgBouncer's transaction pooling, before 1.21
+ * or without `max_prepared_statements`) makes of named statements.
+ */
+const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
+
+/**
+ * Runs read statements as named statements: an unnamed one is parsed and planned at every
+ * execution (on this machine 268 µs against 142 µs a round trip for getPet, docs/benchmarks.md).
+ * A name is the hash of its SQL text, so a server connection that has it has this very statement,
+ * whichever instance or release prepared it. The first answer showing that a pooler does not keep
+ * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
+ * again unnamed: a read is one statement outside a transaction, safe to repeat.
+ */
+function namedReads(pool: pg.Pool, onNotKept: () => void) {
+  let named = true
+  return async <R extends pg.QueryResultRow>(statement: { sql: string; name: string }, values: unknown[]): Promise<R[]> => {
+    if (named) {
+      try {
+        return (await pool.query<R>({ name: statement.name, text: statement.sql, values })).rows
+      } catch (error) {
+        if (!NAMED_STATEMENT_NOT_KEPT.has((error as { code?: string }).code ?? '')) throw error
+        if (named) onNotKept()
+        named = false
+      }
+    }
+    return (await pool.query<R>(statement.sql, values)).rows
+  }
+}
+
+/** `statement` with its name for namedReads: the hash of its SQL text. */
+function withName<S extends { sql: string }>(statement: S): S & { name: string } {
+  return { ...statement, name: `animal_store_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 32)}` }
+}
+const READS = {
+  list: new Map([...STATEMENTS.list].map(([variant, statement]) => [variant, withName(statement)])),
+  find: withName(STATEMENTS.find),
+}
+
+// pg sends a bigint parameter only as text.
+const text = (value: bigint | string) => String(value)
+
+/**
+ * The transaction-scoped advisory lock of one (API key, Idempotency-Key): a signed 64-bit number
+ * from its SHA-256, as decimal text. Two keys sharing one only answer each other 409 for a moment.
+ */
+export function idempotencyLock(scope: string, key: string): string {
+  return createHash('sha256').update(`${scope}\n${key}`).digest().readBigInt64BE(0).toString()
+}
+
+/** One statement: its text and values, resolving to pg's result. */
+type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
+/**
+ * Runs `work` on one connection checked out of `pool`, every statement within `timeoutMs` (ms) of
+ * the checkout in all (pg's client-side query_timeout, counted down). Resolves or rejects as `work`
+ * does; on a rejection the connection is discarded, not returned to the pool, so the server rolls
+ * back a transaction left open on it (and a pooler drops a statement still queued for it).
+ */
+async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query: Query) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  const deadline = Date.now() + timeoutMs
+  // pg reads a per-statement query_timeout from the query's config; @types/pg does not declare it.
+  const query: Query = (text, values) =>
+    client.query({ text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)
+  try {
+    const result = await work(query)
+    client.release()
+    return result
+  } catch (error) {
+    client.release(error instanceof Error ? error : new Error(String(error)))
+    throw error
+  }
+}
+
+/**
+ * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
+ * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
+ * wait for that transaction), claim the key, past the scope's record limit delete its oldest record,
+ * insert the pet, keep its id, delete a few expired records, commit.
+ */
+async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
+  await query('begin')
+  const locked = await query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
+    idempotencyLock(once.scope, once.key),
+  ])
+  if (!locked.rows[0]?.locked) {
+    await query('rollback')
+    return { outcome: 'in_flight' }
+  }
+  const claim = await query(STATEMENTS.claim.sql, STATEMENTS.claim.bind(once))
+  if (claim.rowCount === 0) {
+    const found = await query<IdempotencyRecord>(STATEMENTS.record.sql, STATEMENTS.record.bind(once))
+    await query('rollback')
+    return claimedOutcome(found.rows[0], once.fingerprint)
+  }
+  const held = await query<{ records: string }>(
+    STATEMENTS.count.sql,
+    STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
+  )
+  const evicted = overRecordLimit(held.rows[0]?.records, once.maxRecords)
+  if (evicted) await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))
+  const pet = await insert(query, draft)
+  await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
+  await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
+  await query('commit')
+  return { outcome: 'created', pet, evicted }
+}
+
+async function insert(query: Query, draft: PetDraft): Promise<CreatedPet> {
+  const { rows } = await query<{ id: string; body: string }>(
+    STATEMENTS.insert.sql,
+    STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
+  )
+  const row = rows[0]
+  if (!row) throw new Error('insert into pets returned no row')
+  return { id: String(row.id), body: row.body }
+}
+
+/** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */
+async function probeWrite(query: Query): Promise<void> {
+  await query('begin')
+  await query(STATEMENTS.probeInsert.sql, STATEMENTS.probeInsert.bind({}))
+  await query(STATEMENTS.probeRemove.sql, STATEMENTS.probeRemove.bind({}))
+  await query('commit')
+}
+
+/**
+ * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
+ * it). A transaction (an Idempotency-Key create, the probe write) takes at most `transactionTimeoutMs`
+ * (ms) in all. `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
+ * named statements (reads are unnamed from then on).
+ */
+export function postgresPetStore(
+  pool: pg.Pool,
+  transactionTimeoutMs: number,
+  onNamedStatementsNotKept: () => void = () => {},
+): PetStore {
+  const read = namedReads(pool, onNamedStatementsNotKept)
+  // A plain create is one autocommit statement on whichever pool connection is free.
+  const anyConnection: Query = (text, values) => pool.query(text, values)
+  return {
+    insertPet: (draft) => insert(anyConnection, draft),
+    listPets: async (query) => {
+      const statement = READS.list.get(listVariant(query))
+      if (!statement) throw new Error('listPets: no statement')
+      const values = statement.bind({ ...query, afterId: query.afterId === undefined ? undefined : text(query.afterId) })
+      const row = (await read<PageRow>(statement, values))[0]
+      if (!row) throw new Error('listPets: no page row')
+      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
+    },
+    findPet: async (id) => (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) })))[0]?.body,
+    insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),
+    // One bounded statement in its own transaction; `for update skip locked` leaves rows that
+    // instances sweeping at the same time, or a create taking over an expired key, hold.
+    deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
+      (await pool.query(STATEMENTS.sweep.sql, STATEMENTS.sweep.bind({ expiredBefore, limit }))).rowCount ?? 0,
+    probeWrite: () => onOneConnection(pool, transactionTimeoutMs, probeWrite),
+  }
+}

@@ -1,0 +1,102 @@
+// Idempotency-Key records are bounded: an API key holds at most IDEMPOTENCY_RECORDS_PER_KEY of them
+// (past it the key's oldest record makes room: a busy client is never refused), and expired ones are
+// swept in the background without any further create.
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, it } from 'node:test'
+import { sql } from 'kysely'
+import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { createKey } from '../../src/commands/keys.js'
+import { IDEMPOTENCY_KEY_TTL_MS } from '../../src/http/routes/idempotency.js'
+import { startIdempotencySweeper } from '../../src/store/idempotency-sweeper.js'
+
+const LIMIT = 5
+
+describeEachDatabase('Idempotency-Key records: limit per API key and background sweep', (database) => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ database, idempotencyRecordsPerKey: LIMIT })
+  })
+  after(() => server.close())
+
+  const create = (body: unknown, key: string, apiKey = server.key) =>
+    call(server, 'POST', '/v1/pets', { body, key: apiKey, headers: { 'idempotency-key': key } })
+  const count = async (query: ReturnType<typeof sql<{ n: number | bigint | string }>>) =>
+    Number((await query.execute(server.store.db)).rows[0]?.n)
+  const petsNamed = (name: string) => count(sql<{ n: number }>`select count(*) as n from pets where name = ${name}`)
+  const records = () => count(sql<{ n: number }>`select count(*) as n from idempotency_keys`)
+
+  it('past the limit, evicts the oldest record of the API key instead of refusing: never locked out, storage bounded', async () => {
+    const keys = Array.from({ length: LIMIT }, () => randomUUID())
+    for (const key of keys) assert.equal((await create({ name: 'capped', categoryId: 1 }, key)).status, 201)
+    const replay = await create({ name: 'capped', categoryId: 1 }, keys[1] as string)
+    assert.equal(replay.status, 201, 'a retry of a stored key is answered at the limit')
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true')
+
+    // Three times the limit more, as a client that sends a new key on every create does.
+    const later = Array.from({ length: 3 * LIMIT }, () => randomUUID())
+    for (const key of later) assert.equal((await create({ name: 'later', categoryId: 1 }, key)).status, 201, 'never refused')
+    assert.equal(await records(), LIMIT, 'the API key still holds LIMIT records')
+    assert.equal(server.store.idempotencyRecordsEvicted(), 3 * LIMIT, 'each eviction is counted')
+    const newest = later.at(-1) as string
+    const again = await create({ name: 'later', categoryId: 1 }, newest)
+    assert.equal(again.headers.get('idempotent-replayed'), 'true', 'the newest records are kept')
+    assert.equal(await petsNamed('later'), 3 * LIMIT, 'a replay of a kept key created nothing')
+
+    const plain = await call(server, 'POST', '/v1/pets', { body: { name: 'without a key', categoryId: 1 } })
+    assert.equal(plain.status, 201, 'creates without an Idempotency-Key are not limited')
+    const { key: otherApiKey } = await createKey(server.store.apiKeys, 'other')
+    assert.equal((await create({ name: 'other key', categoryId: 1 }, randomUUID(), otherApiKey)).status, 201)
+    assert.equal(await records(), LIMIT + 1, 'per API key: the other key evicted nothing')
+  })
+
+  it('sweeps expired records in bounded batches on its own timer, with no create after them', async () => {
+    const age = BigInt(IDEMPOTENCY_KEY_TTL_MS + 1)
+    await sql`update idempotency_keys set created_at = created_at - ${age}`.execute(server.store.db)
+    const expired = await records()
+    assert.ok(expired > LIMIT, `${expired} expired records to sweep`)
+    const batches: number[] = []
+    const errors: unknown[] = []
+    const pets = {
+      deleteExpiredIdempotencyRecords: async (expiredBefore: number, limit: number) => {
+        const deleted = await server.store.pets.deleteExpiredIdempotencyRecords(expiredBefore, limit)
+        batches.push(deleted)
+        return deleted
+      },
+    }
+    const sweeper = startIdempotencySweeper(pets, {
+      ttlMs: IDEMPOTENCY_KEY_TTL_MS,
+      intervalMs: 20,
+      batch: 2,
+      onError: (error) => errors.push(error),
+    })
+    try {
+      const deadline = Date.now() + 10_000
+      while ((await records()) > 0) {
+        assert.ok(Date.now() < deadline, 'swept within 10 s')
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    } finally {
+      await sweeper.stop()
+    }
+    assert.ok(
+      batches.every((deleted) => deleted <= 2),
+      `batches: ${batches}`,
+    )
+    assert.equal(
+      batches.reduce((sum, deleted) => sum + deleted, 0),
+      expired,
+    )
+    assert.deepEqual(errors, [])
+    // The key is free again: a new record fits under the limit.
+    assert.equal((await create({ name: 'after the sweep', categoryId: 1 }, randomUUID())).status, 201)
+  })
+
+  it('leaves records that have not expired', async () => {
+    const before = await records()
+    assert.ok(before > 0)
+    const deleted = await server.store.pets.deleteExpiredIdempotencyRecords(Date.now() - IDEMPOTENCY_KEY_TTL_MS, 100)
+    assert.equal(deleted, 0)
+    assert.equal(await records(), before)
+  })
+})

@@ -1,0 +1,129 @@
+// The operator's docs (docs/deploying.md, docs/security.md, the README's "Operating it") state what
+// the service does: the fields of a real log line, the metrics a real /metrics exposes, the timeouts
+// and batching in the code, the Idempotency-Key a client can retry with. Each fact is read from the
+// code or a running server, so a change to either side fails here until the docs follow.
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
+import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
+import { LOG_BATCH_BYTES, LOG_FLUSH_MS } from '../../src/logger.js'
+import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
+const deploying = read('docs/deploying.md')
+const readme = read('README.md')
+const security = read('docs/security.md')
+
+/** The text of a `## heading` section (up to the next `## `). */
+function section(text: string, heading: string): string {
+  const start = text.indexOf(`\n## ${heading}\n`)
+  assert.ok(start >= 0, `no "## ${heading}" section`)
+  const end = text.indexOf('\n## ', start + 1)
+  return text.slice(start, end < 0 ? undefined : end)
+}
+
+/** The README's bullet that starts with `**title**`. */
+function readmeBullet(title: string): string {
+  const start = readme.indexOf(`- **${title}**`)
+  assert.ok(start >= 0, `no README bullet "${title}"`)
+  const end = readme.indexOf('\n- **', start + 1)
+  return readme.slice(start, end)
+}
+
+const codeSpans = (text: string) => new Set([...text.matchAll(/`([^`]+)`/g)].map((match) => match[1] as string))
+
+describe('what the operator docs say about a running server', () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer({ metrics: true })
+  })
+  after(() => server.close())
+
+  it('names every field of a request log line (docs/deploying.md "Logs", README "Logs")', async () => {
+    await call(server, 'GET', '/v1/pets', { headers: { 'x-request-id': 'docs-fields-1' } })
+    const line = server.logs.find((each) => each.includes('"reqId":"docs-fields-1"'))
+    assert.ok(line, 'the request was logged')
+    const fields = Object.keys(JSON.parse(line) as object)
+    assert.ok(fields.includes('client') && fields.includes('keyId'), fields.join(', '))
+    const documented = codeSpans(section(deploying, 'Logs'))
+    assert.deepEqual(
+      fields.filter((field) => !documented.has(field)),
+      [],
+      'fields missing from docs/deploying.md "Logs"',
+    )
+    const operating = codeSpans(readmeBullet('Logs'))
+    assert.deepEqual(
+      ['method', 'route', 'status', 'durationMs', 'reqId', 'client', 'keyId'].filter((field) => !operating.has(field)),
+      [],
+      "fields missing from the README's Logs bullet",
+    )
+  })
+
+  it('lists exactly the metrics /metrics exposes, besides prom-client defaults (docs/deploying.md "Metrics")', async () => {
+    await call(server, 'GET', '/v1/pets')
+    const text = await (await fetch(`${server.metricsOrigin}/metrics`)).text()
+    const exposed = [...text.matchAll(/^# TYPE (\w+) /gm)]
+      .map((match) => match[1] as string)
+      .filter((name) => !/^(process|nodejs)_/.test(name))
+    const documented = [...section(deploying, 'Metrics').matchAll(/\*\*`(\w+)`\*\*/g)].map((match) => match[1] as string)
+    assert.deepEqual(
+      exposed.filter((name) => !documented.includes(name)),
+      [],
+      'exposed but not documented',
+    )
+    assert.deepEqual(
+      documented.filter((name) => !exposed.includes(name) && name !== WORKER_RESTARTS_METRIC),
+      [],
+      'documented but not exposed (the primary adds only the worker restarts)',
+    )
+    const first = (REQUEST_DURATION_BUCKETS[0] ?? 0) * 1000
+    const last = REQUEST_DURATION_BUCKETS.at(-1) ?? 0
+    assert.match(section(deploying, 'Metrics'), new RegExp(`buckets from ${first} ms to ${last} s`))
+  })
+})
+
+describe('what the operator docs say about the code', () => {
+  it('states the server timeouts of src/http/connection/timeouts.ts (docs/security.md API4, docs/deploying.md, README)', () => {
+    const s = (ms: number) => `${ms / 1000} s`
+    assert.ok(
+      security.includes(
+        `headers ${s(SERVER_TIMEOUTS.headersTimeout)}, request ${s(SERVER_TIMEOUTS.requestTimeout)}, a request or response stalled ${s(SERVER_TIMEOUTS.connectionTimeout)}, an idle keep-alive socket ${s(SERVER_TIMEOUTS.keepAliveTimeout)}`,
+      ),
+      'docs/security.md API4 timeouts',
+    )
+    assert.match(deploying, new RegExp(`\\*\\*below\\*\\* ${SERVER_TIMEOUTS.keepAliveTimeout / 1000} s`))
+    assert.match(readme, new RegExp(`connection is kept ${SERVER_TIMEOUTS.keepAliveTimeout / 1000} s`))
+  })
+
+  it('states how logs are batched and that error lines are not (src/logger.ts)', () => {
+    const batching = `in batches (${LOG_BATCH_BYTES / 1024} KiB, or after at most ${LOG_FLUSH_MS / 1000} s)`
+    assert.ok(section(deploying, 'Logs').includes(batching), 'docs/deploying.md "Logs"')
+    assert.ok(readmeBullet('Logs').replaceAll(/\s+/g, ' ').includes(batching), 'README "Logs"')
+    assert.match(section(deploying, 'Logs'), /level 50 \(`error`\) and\s+above are written at once/)
+  })
+
+  it('tells clients retrying a create to send the Idempotency-Key the service honours', () => {
+    const unavailable = section(deploying, '503 `service_unavailable`: what it means for clients')
+    assert.match(unavailable, /`Idempotency-Key`/)
+    assert.match(unavailable, /`idempotency_key_in_flight`/)
+  })
+
+  it('does not repeat statements the service has outgrown', () => {
+    for (const [pattern, why] of [
+      [/[Cc]lient addresses are not logged/, 'every request line has `client`'],
+      [/does not record which key/, 'every request line has `keyId`'],
+      [/has no idempotency key/, 'createPet honours Idempotency-Key'],
+      [/idle socket 30 s/, 'an idle keep-alive socket is kept 72 s'],
+    ] as const) {
+      for (const [name, text] of [
+        ['docs/deploying.md', deploying],
+        ['docs/security.md', security],
+        ['README.md', readme],
+      ] as const) {
+        assert.doesNotMatch(text, pattern, `${name}: ${why}`)
+      }
+    }
+  })
+})

@@ -1,0 +1,90 @@
+// Migration 0005 on a database holding records of the old form (the stored 201: status, Location,
+// body): each becomes the created pet's id, a record without a response goes, and a retry with
+// the same key afterwards replays the same pet.
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { describeEachDatabase, freshDatabase, tempDir } from '../../scripts/lib/test-server.js'
+import { DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY } from '../../src/config.js'
+import { openStore, type Store } from '../../src/store/index.js'
+import * as m1 from '../../src/store/migrations/0001-create-pets.js'
+import * as m2 from '../../src/store/migrations/0002-create-api-keys.js'
+import * as m3 from '../../src/store/migrations/0003-create-idempotency-keys.js'
+import * as m4 from '../../src/store/migrations/0004-create-service-secrets.js'
+import { openSqlite } from '../../src/store/sqlite/sqlite-connection.js'
+
+const BEFORE_0005: Record<string, Migration> = {
+  '0001-create-pets': m1,
+  '0002-create-api-keys': m2,
+  '0003-create-idempotency-keys': m3,
+  '0004-create-service-secrets': m4,
+}
+const BIG_ID = '9223372036854775807'
+
+describeEachDatabase('migration 0005: idempotency records keep the pet id', (database) => {
+  const dir = tempDir()
+  let store: Store
+  let drop: () => Promise<void>
+  before(async () => {
+    const fresh = await freshDatabase(database, dir.path)
+    drop = fresh.drop
+    const old = new Kysely<any>({
+      dialect:
+        fresh.config.dialect === 'sqlite'
+          ? new SqliteDialect({ database: openSqlite(fresh.config.path) })
+          : new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.config.url, max: 1 }) }),
+    })
+    const migrated = await new Migrator({ db: old, provider: { getMigrations: async () => BEFORE_0005 } }).migrateToLatest()
+    assert.equal(migrated.error, undefined)
+    await old.insertInto('pets').values({ id: BIG_ID, name: 'Rex', category_id: '1', status: 'available' }).execute()
+    const record = { api_key_id: '1', request_hash: 'hash', created_at: Date.now() }
+    await old
+      .insertInto('idempotency_keys')
+      .values([
+        {
+          ...record,
+          idempotency_key: 'done',
+          response_status: 201,
+          response_location: `/v1/pets/${BIG_ID}`,
+          response_body: `{"id":${BIG_ID},"name":"Rex","categoryId":1,"status":"available"}`,
+        },
+        { ...record, idempotency_key: 'unanswered' },
+      ])
+      .execute()
+    await old.destroy()
+    store = await openStore(fresh.config)
+    assert.deepEqual(await store.migrate(), { applied: ['0005-keep-pet-id-of-idempotency-keys'], newer: [] })
+  })
+  after(async () => {
+    await store.close()
+    await drop()
+    dir.remove()
+  })
+
+  it('converts a stored response into its pet id, exact at 2^63−1, and deletes a record without one', async () => {
+    const rows = await store.db.selectFrom('idempotency_keys').selectAll().orderBy('idempotency_key').execute()
+    assert.deepEqual(
+      rows.map((row) => [row.idempotency_key, String(row.pet_id)]),
+      [['done', BIG_ID]],
+    )
+    assert.deepEqual(Object.keys(rows[0] ?? {}).sort(), ['api_key_id', 'created_at', 'idempotency_key', 'pet_id', 'request_hash'])
+  })
+
+  it('replays the converted record: the same key and request answer the same pet, no new one', async () => {
+    const outcome = await store.pets.insertPetOnce(
+      { name: 'Rex', categoryId: 1n, status: 'available' },
+      {
+        scope: '1',
+        key: 'done',
+        fingerprint: 'hash',
+        now: Date.now(),
+        expiredBefore: 0,
+        maxRecords: DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY,
+      },
+    )
+    assert.deepEqual(outcome, { outcome: 'replayed', petId: BIG_ID })
+    const page = await store.pets.listPets({ limit: 10 })
+    assert.equal(page.json, `[{"id":${BIG_ID},"name":"Rex","categoryId":1,"status":"available"}]`)
+  })
+})

@@ -74,6 +74,12 @@ export const NewPet = Type.Object(
 )
 export type NewPet = Static<typeof NewPet>
 
+/** A member of NewPet, the createPet body: every Pet member but the service-assigned `id`. */
+export type NewPetMember = keyof typeof NewPet.properties
+
+/** The NewPet members in the schema's order: what an insert writes (store/pet-sql.ts) and a fingerprint covers. */
+export const NEW_PET_MEMBERS = Object.keys(NewPet.properties) as readonly NewPetMember[]
+
 /** Pet (docs/specification.md, Pet): the response representation, NewPet plus the service-assigned `id`. */
 export const Pet = Type.Object(
   {

@@ -13,7 +13,8 @@ export interface StatementText {
 
 /**
  * A statement compiled once: its SQL text and the values of one execution in placeholder order.
- * `N` names the values it takes (`bind({ limit: 21 })`); a value not given binds as undefined.
+ * `N` names the values it takes (`bind({ limit: 21 })`); a value not given binds as NULL (an optional
+ * NewPet member the request left out).
  */
 export interface CompiledStatement<N extends string> extends StatementText {
   bind(values: { readonly [K in N]?: unknown }): unknown[]
@@ -25,7 +26,8 @@ export function compiledStatement<N extends string>(text: StatementText): Compil
   return {
     sql,
     parameters,
-    bind: (values) => parameters.map((parameter) => ('slot' in parameter ? values[parameter.slot as N] : parameter.value)),
+    bind: (values) =>
+      parameters.map((parameter) => ('slot' in parameter ? (values[parameter.slot as N] ?? null) : parameter.value)),
   }
 }
 

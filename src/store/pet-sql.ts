@@ -6,6 +6,7 @@
 import {
   type Compilable,
   DummyDriver,
+  type Insertable,
   Kysely,
   PostgresAdapter,
   PostgresIntrospector,
@@ -17,10 +18,11 @@ import {
   SqliteQueryCompiler,
   sql,
 } from 'kysely'
+import { NEW_PET_MEMBERS, type NewPetMember } from '../schemas.js'
 import { type CompiledStatement, compiledStatement } from './compiled-statement.js'
 import { PET_COLUMNS, PET_MEMBERS } from './pet-columns.js'
 import type { PetPageQuery } from './pet-store.js'
-import type { Database } from './tables.js'
+import type { Database, PetsTable } from './tables.js'
 
 /** The two SQL dialects the store speaks. */
 export type SqlDialect = 'sqlite' | 'postgres'
@@ -149,7 +151,7 @@ export interface PetStatements {
    * Inserts one pet. PostgreSQL's row: `{ id, body }`, the new pet rendered by the same statement
    * (SQLite: the run's lastInsertRowid; its writes render with `find` in the same transaction).
    */
-  insert: CompiledStatement<'name' | 'categoryId' | 'status'>
+  insert: CompiledStatement<NewPetMember>
   /** Claims an Idempotency-Key (new, or expired before `expiredBefore`); a row only when this request now owns it. */
   claim: CompiledStatement<'scope' | 'key' | 'fingerprint' | 'now' | 'expiredBefore'>
   /** A claimed key's record: `{ request_hash, pet_id }`. */
@@ -209,6 +211,8 @@ function compiler(dialect: SqlDialect): Kysely<Database> {
 export function compilePetStatements(dialect: SqlDialect): PetStatements {
   const db = compiler(dialect)
   const where = { scope: slot('scope'), key: slot('key') }
+  // Every NewPet member into its column, each value a slot named by its member: a new member needs no edit here.
+  const newPet = Object.fromEntries(NEW_PET_MEMBERS.map((member) => [PET_COLUMNS[member], slot(member)])) as Insertable<PetsTable>
   return {
     list: new Map(LIST_VARIANTS.map((variant) => [variant, compile<PageValue>(pageStatement(db, dialect, variant))])),
     find: compile(findStatement(db, dialect)),
@@ -218,15 +222,10 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
     insert: compile(
       dialect === 'postgres'
         ? db
-            .with('inserted', (w) =>
-              w
-                .insertInto('pets')
-                .values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') })
-                .returningAll(),
-            )
+            .with('inserted', (w) => w.insertInto('pets').values(newPet).returningAll())
             .selectFrom((qb) => qb.selectFrom('inserted').select(petSelection('inserted')).as('pet'))
             .select([sql.ref('pet.id').as('id'), RENDER[dialect].object('pet').as('body')])
-        : db.insertInto('pets').values({ name: slot('name'), category_id: slot('categoryId'), status: slot('status') }),
+        : db.insertInto('pets').values(newPet),
     ),
     claim: compile(
       db

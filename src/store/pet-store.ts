@@ -3,14 +3,14 @@
 // expired Idempotency-Key records, readiness's probe write. Bodies come back as the JSON the database
 // rendered (pet-sql.ts); nothing here knows HTTP.
 import type { Int64Text } from '../int64.js'
-import type { PetStatus } from '../schemas.js'
+import type { NewPet, PetStatus } from '../schemas.js'
 
-/** A pet to insert: the validated NewPet with its default applied and `categoryId` exact. */
-export interface PetDraft {
-  name: string
-  categoryId: bigint
-  status: PetStatus
-}
+/**
+ * A pet to insert: the validated NewPet (its members come from the schema, so a new one flows
+ * through unnamed) with the `status` default applied and `categoryId` exact. An optional member
+ * the request left out is absent, and stored as NULL.
+ */
+export type PetDraft = Omit<NewPet, 'categoryId' | 'status'> & { categoryId: bigint; status: PetStatus }
 
 /** One page of listPets: at most `limit` pets with `id > afterId`, optionally of one status. */
 export interface PetPageQuery {

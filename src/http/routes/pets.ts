@@ -12,7 +12,7 @@ import {
   PetIdParams,
   ListPetsQuery as Query,
 } from '../../schemas.js'
-import type { CreatedPet, PetStore } from '../../store/index.js'
+import type { CreatedPet, PetDraft, PetStore } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity } from '../pipeline/auth.js'
 import type { CursorCodec } from './cursor.js'
@@ -101,8 +101,8 @@ export async function petRoutes(
       },
     },
     async (request, reply) => {
-      const { name, categoryId, status = DEFAULT_PET_STATUS } = request.body
-      const draft = { name, categoryId: toBigInt(categoryId), status }
+      const newPet = request.body
+      const draft: PetDraft = { ...newPet, categoryId: toBigInt(newPet.categoryId), status: newPet.status ?? DEFAULT_PET_STATUS }
       const key = request.headers['idempotency-key']
       if (key === undefined) return created(reply, await pets.insertPet(draft))
       const now = Date.now()

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { Int64Text } from '../../int64.js'
+import { NEW_PET_MEMBERS, type NewPetMember } from '../../schemas.js'
 import type { IdempotentOutcome, PetDraft } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 
@@ -32,13 +33,28 @@ export const IdempotencyHeaders = Type.Object({
 })
 
 /**
- * The fingerprint of a create: SHA-256 (hex) of the JSON array `[name, categoryId, status]` of the
- * validated NewPet with its default applied and categoryId as decimal text. So member order,
- * spelling of numbers (`1`, `1.0`, `1e0`) and an explicit default status do not make it another request.
+ * The NewPet members of interface 1.0.0, which every fingerprint starts with as bare values. Frozen:
+ * a member added to NewPet later enters a fingerprint as a `[member, value]` pair, and only when the
+ * request sends it, so a retry that does not use it replays across the upgrade that added it.
+ */
+const FIRST_MEMBERS: readonly NewPetMember[] = ['name', 'categoryId', 'status']
+
+/**
+ * The fingerprint of a create: SHA-256 (hex) of a JSON array of the validated NewPet with its
+ * default applied, every member from the schema (NEW_PET_MEMBERS): the members of FIRST_MEMBERS as
+ * values in that order, then each other member present as a `[member, value]` pair in schema order;
+ * int64 values as decimal text. So member order, spelling of numbers (`1`, `1.0`, `1e0`) and an
+ * explicit default status do not make it another request, and no member can be left out of it.
  */
 export function fingerprintOf(draft: PetDraft): string {
+  const values = draft as Record<NewPetMember, unknown>
+  const canonical = (member: NewPetMember) => {
+    const value = values[member]
+    return typeof value === 'bigint' ? String(value) : value
+  }
+  const added = NEW_PET_MEMBERS.filter((member) => !FIRST_MEMBERS.includes(member) && values[member] != null)
   return createHash('sha256')
-    .update(JSON.stringify([draft.name, String(draft.categoryId), draft.status]))
+    .update(JSON.stringify([...FIRST_MEMBERS.map(canonical), ...added.map((member) => [member, canonical(member)])]))
     .digest('hex')
 }
 

@@ -5,11 +5,14 @@ import { createHash } from 'node:crypto'
 import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Database } from './tables.js'
 
-/**
- * Rows per batch read and per multi-row insert. 5000 rows × 6 columns (api_keys) = 30,000 bound
- * parameters: under SQLite's 32,766 and PostgreSQL's 65,535.
- */
+/** Rows per batch read (keyset on id): memory stays flat whatever the table's size. */
 export const COPY_BATCH_ROWS = 5000
+
+/**
+ * Most values bound by one multi-row insert: under SQLite's 32,766 and PostgreSQL's 65,535, so a
+ * batch is inserted in as many statements as its column count needs (5000 rows × 6 columns fit one).
+ */
+const MAX_BOUND_VALUES = 30_000
 
 /** The tables copied, in copy order. */
 export type CopiedTable = 'pets' | 'api_keys'
@@ -73,35 +76,37 @@ export class CopyVerificationError extends Error {
   }
 }
 
+/** A copied table as the database has it: its columns, `id` first and the others by name. */
 interface TableSpec {
   name: CopiedTable
   columns: readonly string[]
-  /** The row as canonical values, in `columns` order: int64 as bigint, text as string, NULL as null. */
-  canonical(row: Record<string, unknown>): unknown[]
 }
 
-// int64 columns arrive as bigint (better-sqlite3 in safe-integer mode) or as decimal strings (pg int8).
-const int64 = (value: unknown): bigint => BigInt(value as bigint | string)
-const text = (value: unknown): string => value as string
-
-const PETS: TableSpec = {
-  name: 'pets',
-  columns: ['id', 'name', 'category_id', 'status'],
-  canonical: (row) => [int64(row.id), text(row.name), int64(row.category_id), text(row.status)],
+/**
+ * The columns of `table` read from the database itself (Kysely's introspection), not from a list
+ * here: a column a migration adds is copied and verified without an edit to this file.
+ */
+async function tableSpec(db: Kysely<Database>, name: CopiedTable): Promise<TableSpec> {
+  const table = (await db.introspection.getTables()).find((candidate) => candidate.name === name)
+  if (!table) throw new Error(`the database has no ${name} table`)
+  const others = table.columns.map((column) => column.name).filter((column) => column !== 'id')
+  return { name, columns: ['id', ...others.sort()] }
 }
 
-const API_KEYS: TableSpec = {
-  name: 'api_keys',
-  columns: ['id', 'name', 'prefix', 'hash', 'created_at', 'revoked_at'],
-  canonical: (row) => [
-    int64(row.id),
-    text(row.name),
-    text(row.prefix),
-    text(row.hash),
-    text(row.created_at),
-    row.revoked_at === null ? null : text(row.revoked_at),
-  ],
+/** Fails, before anything is written, when `target` lacks a column of the source: its rows would lose it. */
+async function assertTargetHolds(target: Kysely<Database>, table: TableSpec): Promise<void> {
+  const held = new Set((await tableSpec(target, table.name)).columns)
+  const missing = table.columns.filter((column) => !held.has(column))
+  if (missing.length > 0) {
+    throw new Error(
+      `the target's ${table.name} table has no column ${missing.join(', ')}: run the release that added it on the target first`,
+    )
+  }
 }
+
+// A value as the checksum sees it: integers (bigint from better-sqlite3 in safe-integer mode, decimal
+// text from pg's int8) as decimal text, text as itself, NULL as null; the same row then reads the same on both.
+const canonical = (value: unknown): unknown => (typeof value === 'bigint' || typeof value === 'number' ? String(value) : value)
 
 /**
  * Copies every pet and API key of `source` into `target`, both already migrated, and verifies the
@@ -119,8 +124,10 @@ const API_KEYS: TableSpec = {
 export async function copyStore(source: Kysely<Database>, target: Kysely<Database>, options: CopyOptions): Promise<CopyResult> {
   const batchRows = options.batchRows ?? COPY_BATCH_ROWS
   return readSnapshot(source, async (from) => {
+    const tables = { pets: await tableSpec(from, 'pets'), apiKeys: await tableSpec(from, 'api_keys') }
     const totals = { pets: await countRows(from, 'pets'), apiKeys: await countRows(from, 'api_keys') }
     return target.transaction().execute(async (to) => {
+      for (const table of Object.values(tables)) await assertTargetHolds(to, table)
       if (isPostgres(to)) await sql`lock table pets, api_keys in exclusive mode`.execute(to)
       const existing = { pets: await countRows(to, 'pets'), apiKeys: await countRows(to, 'api_keys') }
       if (existing.pets + existing.apiKeys > 0) {
@@ -132,8 +139,8 @@ export async function copyStore(source: Kysely<Database>, target: Kysely<Databas
         await to.deleteFrom('pets').execute()
       }
       const copied = {
-        pets: await copyTable(from, to, PETS, totals.pets, batchRows, options.onProgress),
-        apiKeys: await copyTable(from, to, API_KEYS, totals.apiKeys, batchRows, options.onProgress),
+        pets: await copyTable(from, to, tables.pets, totals.pets, batchRows, options.onProgress),
+        apiKeys: await copyTable(from, to, tables.apiKeys, totals.apiKeys, batchRows, options.onProgress),
       }
       if (isPostgres(to)) {
         for (const table of ['pets', 'api_keys'] as const) {
@@ -142,8 +149,8 @@ export async function copyStore(source: Kysely<Database>, target: Kysely<Databas
                     from ${sql.table(table)}`.execute(to)
         }
       }
-      const sourceSummary = await summarizeStore(from, batchRows)
-      const targetSummary = await summarizeStore(to, batchRows)
+      const sourceSummary = await summarizeTables(from, tables, batchRows)
+      const targetSummary = await summarizeTables(to, tables, batchRows)
       if (!sameTable(sourceSummary.pets, targetSummary.pets) || !sameTable(sourceSummary.apiKeys, targetSummary.apiKeys)) {
         throw new CopyVerificationError(sourceSummary, targetSummary)
       }
@@ -154,21 +161,27 @@ export async function copyStore(source: Kysely<Database>, target: Kysely<Databas
 
 /**
  * Counts and checksums both tables of `db`, reading `batchRows` rows at a time (memory stays flat).
- * The checksum is SHA-256 over one line per row in id order: the row's columns (pets: id, name,
- * category_id, status; api_keys: id, name, prefix, hash, created_at, revoked_at) as a JSON array,
- * int64 values as decimal strings and NULL as null, each line ending in "\n". The same rows give the
- * same summary on SQLite and PostgreSQL.
+ * The checksum is SHA-256 over one line per row in id order: every column the table has (`id`
+ * first, then the others in name order) as a JSON array, integers as decimal strings and NULL as
+ * null, each line ending in "\n". The same rows give the same summary on SQLite and PostgreSQL.
  */
 export async function summarizeStore(db: Kysely<Database>, batchRows = COPY_BATCH_ROWS): Promise<StoreSummary> {
-  return { pets: await summarizeTable(db, PETS, batchRows), apiKeys: await summarizeTable(db, API_KEYS, batchRows) }
+  return summarizeTables(db, { pets: await tableSpec(db, 'pets'), apiKeys: await tableSpec(db, 'api_keys') }, batchRows)
+}
+
+// Both sides of a copy are summarized over the source's columns.
+async function summarizeTables(
+  db: Kysely<Database>,
+  tables: { pets: TableSpec; apiKeys: TableSpec },
+  batchRows: number,
+): Promise<StoreSummary> {
+  return { pets: await summarizeTable(db, tables.pets, batchRows), apiKeys: await summarizeTable(db, tables.apiKeys, batchRows) }
 }
 
 async function summarizeTable(db: Kysely<Database>, table: TableSpec, batchRows: number): Promise<TableSummary> {
   const hash = createHash('sha256')
   for await (const batch of readBatches(db, table, batchRows)) {
-    for (const values of batch) {
-      hash.update(`${JSON.stringify(values, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))}\n`)
-    }
+    for (const row of batch) hash.update(`${JSON.stringify(table.columns.map((column) => canonical(row[column])))}\n`)
   }
   return { rows: await countRows(db, table.name), sha256: hash.digest('hex') }
 }
@@ -183,8 +196,13 @@ async function copyTable(
 ): Promise<number> {
   let copied = 0
   for await (const batch of readBatches(from, table, batchRows)) {
-    const rows = batch.map((values) => Object.fromEntries(table.columns.map((column, index) => [column, values[index]])))
-    await untyped(to).insertInto(table.name).values(rows).execute()
+    const rowsPerInsert = Math.floor(MAX_BOUND_VALUES / table.columns.length)
+    for (let start = 0; start < batch.length; start += rowsPerInsert) {
+      await untyped(to)
+        .insertInto(table.name)
+        .values(batch.slice(start, start + rowsPerInsert))
+        .execute()
+    }
     copied += batch.length
     onProgress?.({ table: table.name, copied, total })
   }
@@ -192,16 +210,20 @@ async function copyTable(
   return copied
 }
 
-/** The rows of `table` in id order, as canonical values, `batchRows` at a time (keyset on id). */
-async function* readBatches(db: Kysely<Database>, table: TableSpec, batchRows: number): AsyncGenerator<unknown[][]> {
-  let afterId: bigint | undefined
+/** The rows of `table` in id order, as the driver reads them, `batchRows` at a time (keyset on id). */
+async function* readBatches(
+  db: Kysely<Database>,
+  table: TableSpec,
+  batchRows: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  let afterId: unknown
   for (;;) {
     let query = untyped(db).selectFrom(table.name).select(table.columns).orderBy('id').limit(batchRows)
     if (afterId !== undefined) query = query.where('id', '>', afterId)
-    const batch = (await query.execute()).map(table.canonical)
+    const batch: Record<string, unknown>[] = await query.execute()
     if (batch.length > 0) yield batch
     if (batch.length < batchRows) return
-    afterId = batch[batch.length - 1]?.[0] as bigint
+    afterId = batch[batch.length - 1]?.id
   }
 }
 
@@ -229,8 +251,8 @@ function isPostgres(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter
 }
 
-// Both tables go through one loop whose columns are listed in TableSpec, which Kysely's types cannot
-// follow; the specs above are the typed part.
+// Both tables go through one loop whose columns are read from the database at run time, which
+// Kysely's types cannot follow.
 function untyped(db: Kysely<Database>): Kysely<any> {
   return db as unknown as Kysely<any>
 }

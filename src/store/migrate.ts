@@ -1,23 +1,9 @@
-// Schema migrations: Kysely's Migrator over a static, ordered list (no file-system discovery, so the
-// built dist/ and the TypeScript sources migrate the same way), and the rule that lets a release
+// Schema migrations: Kysely's Migrator over the static list of migrations/index.ts, and the rule that lets a release
 // start on a database a newer release has migrated (docs/deploying.md, "Upgrades and rollbacks").
 // Kysely holds its migration lock (on PostgreSQL a transaction-scoped advisory lock, see
 // postgres-migration-lock.ts), so N instances starting at once migrate exactly once.
-import { type Kysely, type Migration, Migrator, sql } from 'kysely'
-import * as createPets from './migrations/0001-create-pets.js'
-import * as createApiKeys from './migrations/0002-create-api-keys.js'
-import * as createIdempotencyKeys from './migrations/0003-create-idempotency-keys.js'
-import * as createServiceSecrets from './migrations/0004-create-service-secrets.js'
-import * as keepPetIdOfIdempotencyKeys from './migrations/0005-keep-pet-id-of-idempotency-keys.js'
-
-const MIGRATIONS: Record<string, Migration> = {
-  '0001-create-pets': createPets,
-  '0002-create-api-keys': createApiKeys,
-  '0003-create-idempotency-keys': createIdempotencyKeys,
-  '0004-create-service-secrets': createServiceSecrets,
-  '0005-keep-pet-id-of-idempotency-keys': keepPetIdOfIdempotencyKeys,
-}
-
+import { type Kysely, Migrator, sql } from 'kysely'
+import { MIGRATIONS } from './migrations/index.js'
 /** Kysely's table of applied migrations (name, ISO timestamp). */
 const MIGRATION_TABLE = 'kysely_migration'
 

@@ -40,7 +40,8 @@ export async function serve(config: Config, out: NodeJS.WritableStream = process
     const { applied, newer } = await store.migrate()
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
     // A rollback, or an instance of the previous release during a rolling deploy: the newer
-    // release's migrations are additive (docs/deploying.md, "Upgrades and rollbacks").
+    // release's migrations must be additive for this to be safe; 0005 is not, and its upgrade is
+    // one-way (docs/deploying.md, "Upgrades and rollbacks").
     if (newer.length > 0)
       logger.warn({ migrations: newer }, `database migrated by a newer release (${newer.join(', ')}); serving on it`)
     firstKey = config.apiKeys.length === 0 ? await createFirstKeyIfNone(store.apiKeys) : undefined

@@ -4,6 +4,7 @@
 // postgres-migration-lock.ts), so N instances starting at once migrate exactly once.
 import { type Kysely, Migrator, sql } from 'kysely'
 import { MIGRATIONS } from './migrations/index.js'
+
 /** Kysely's table of applied migrations (name, ISO timestamp). */
 const MIGRATION_TABLE = 'kysely_migration'
 

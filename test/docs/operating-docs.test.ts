@@ -1,10 +1,12 @@
-// The operator's docs (docs/deploying.md, docs/security.md, the README's "Operating it") state what
-// the service does: the fields of a real log line, the metrics a real /metrics exposes, the timeouts
-// and batching in the code, the Idempotency-Key a client can retry with. Each fact is read from the
-// code or a running server, so a change to either side fails here until the docs follow.
+// The operator's docs (docs/deploying.md, docs/operating.md, docs/security.md, the README's
+// "Operating it") state what the service does: the fields of a real log line, the metrics a real
+// /metrics exposes, the timeouts and batching in the code, the Idempotency-Key a client can retry
+// with, and a runbook entry for each alert of deploy/prometheus-rules.yml. Each fact is read from
+// the code, the rules or a running server, so a change to either side fails here until the docs follow.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
@@ -13,6 +15,7 @@ import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
 const deploying = read('docs/deploying.md')
+const operating = read('docs/operating.md')
 const readme = read('README.md')
 const security = read('docs/security.md')
 
@@ -123,6 +126,30 @@ describe('what the operator docs say about the code', () => {
         ['README.md', readme],
       ] as const) {
         assert.doesNotMatch(text, pattern, `${name}: ${why}`)
+      }
+    }
+  })
+})
+
+describe('the runbook (docs/operating.md "Runbook")', () => {
+  interface RuleFile {
+    groups: Array<{ rules: Array<{ alert?: string }> }>
+  }
+  const alerts = (parse(read('deploy/prometheus-rules.yml')) as RuleFile).groups
+    .flatMap((group) => group.rules)
+    .flatMap((rule) => (rule.alert ? [rule.alert] : []))
+  const runbook = section(operating, 'Runbook')
+  const entries = [...runbook.matchAll(/^### (.+)$/gm)].map((match) => (match[1] as string).trim())
+
+  it('has exactly one entry per alert of deploy/prometheus-rules.yml, no more, no less', () => {
+    assert.ok(alerts.length > 0, 'the rules file has alerts')
+    assert.deepEqual([...entries].sort(), [...alerts].sort())
+  })
+
+  it('says for each alert what it means, what to check and what to do', () => {
+    for (const [n, entry] of runbook.split(/^### /m).slice(1).entries()) {
+      for (const part of ['**Means**', '**Check**', '**Do**']) {
+        assert.ok(entry.includes(part), `${entries[n]}: no ${part}`)
       }
     }
   })

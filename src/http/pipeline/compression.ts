@@ -10,7 +10,7 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024
  * Bodies up to this size, in bytes, are compressed in one synchronous call rather than through a
  * zlib stream. The plugin's default follows the core count (8 KiB on 2 cores), which sends a page of
  * 100 pets (6–9 KiB) down the stream path: measured on 2 cores, that cost 4–6 times the CPU of the
- * synchronous call (docs/benchmarks.md, Interpretation). One synchronous call on 64 KiB holds the
+ * synchronous call. One synchronous call on 64 KiB holds the
  * event loop about 0.15 ms; pages of 100 pets with long names stay under it.
  */
 export const SYNC_COMPRESSION_MAX_BYTES = 65_536

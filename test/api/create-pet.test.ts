@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { PET_MEMBERS } from '../../src/store/pet-columns.js'
 
 describeEachDatabase('POST /v1/pets (createPet)', (database) => {
   let server: TestServer
@@ -16,7 +17,7 @@ describeEachDatabase('POST /v1/pets (createPet)', (database) => {
   it('returns 201 with the Pet, its assigned id and a Location header', async () => {
     const response = await create({ name: 'Rex', categoryId: 7, status: 'pending' })
     assert.equal(response.status, 201)
-    assert.deepEqual(Object.keys(response.json).sort(), ['categoryId', 'id', 'name', 'status'])
+    assert.deepEqual(Object.keys(response.json), PET_MEMBERS, 'every Pet member, in the schema order')
     assert.equal(response.json.name, 'Rex')
     assert.equal(response.json.categoryId, 7)
     assert.equal(response.json.status, 'pending')

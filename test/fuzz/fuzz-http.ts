@@ -5,6 +5,7 @@ import { connect } from 'node:net'
 import { parse as parseLossless } from 'lossless-json'
 import { assertMatchesContract } from '../../scripts/lib/contract.js'
 import { ERROR_CODES } from '../../src/http/errors.js'
+import { PET_MEMBERS } from '../../src/store/pet-columns.js'
 
 /** A response as a client saw it. */
 export interface Seen {
@@ -39,7 +40,7 @@ export function parseExact(text: string): any {
 /** A parsed Pet, asserting its exact shape (`text` names where it came from). */
 export function toExactPet(pet: any, text: string): ExactPet {
   assert.ok(pet && typeof pet === 'object', `a Pet: ${text}`)
-  assert.deepEqual(Object.keys(pet).sort(), ['categoryId', 'id', 'name', 'status'], `a Pet: ${text}`)
+  assert.deepEqual(Object.keys(pet), PET_MEMBERS, `a Pet, its members in the schema order: ${text}`)
   assert.equal(typeof pet.id, 'bigint', `Pet.id is an integer: ${text}`)
   assert.equal(typeof pet.categoryId, 'bigint', `Pet.categoryId is an integer: ${text}`)
   assert.equal(typeof pet.name, 'string', `Pet.name is a string: ${text}`)

@@ -101,15 +101,18 @@ export const Pets = Type.Array(Type.Unsafe<Pet>({ $ref: 'Pet' }), {
 /** The page size when `limit` is absent (docs/specification.md, Limits). */
 export const DEFAULT_PAGE_LIMIT = 20
 
+/** The largest page `limit` accepts; larger values are a 400, never clamped (docs/specification.md, Limits). */
+export const MAX_PAGE_LIMIT = 100
+
 /** listPets query (docs/specification.md, listPets and Pagination), with the keyset `cursor`. */
 export const ListPetsQuery = Type.Object(
   {
     limit: Type.Optional(
       Type.Integer({
         minimum: 1,
-        maximum: 100,
+        maximum: MAX_PAGE_LIMIT,
         default: DEFAULT_PAGE_LIMIT,
-        description: 'Maximum number of animals returned (1 to 100). Out-of-range values are rejected, never clamped.',
+        description: `Maximum number of animals returned (1 to ${MAX_PAGE_LIMIT}). Out-of-range values are rejected, never clamped.`,
       }),
     ),
     status: Type.Optional(Type.Unsafe<PetStatus>({ $ref: 'PetStatus', description: 'Return only animals with this status.' })),

@@ -2,14 +2,18 @@
 // error handler that writes every error response as docs/specification.md, Errors says:
 // `{code, message, status}`.
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
+import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
+import { SERVER_TIMEOUTS } from './connection/timeouts.js'
 import { unavailableCause } from './observability/unavailable-log.js'
 import { API_HEADERS } from './pipeline/api-headers.js'
+
+/** The 400 message for a createPet without a body, whichever step finds it missing. */
+export const BODY_REQUIRED_MESSAGE = 'A request body is required.'
 
 /**
  * Every error code the service answers with, its HTTP status and default message. Codes are
@@ -23,7 +27,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, message: 'There is no resource at this path.' },
   pet_not_found: { status: 404, message: 'No animal with that identifier.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },
-  request_timeout: { status: 408, message: 'The request did not arrive in time (headers within 5 s, all of it within 10 s).' },
+  request_timeout: {
+    status: 408,
+    message: `The request did not arrive in time (headers within ${SERVER_TIMEOUTS.headersTimeout / 1000} s, all of it within ${SERVER_TIMEOUTS.requestTimeout / 1000} s).`,
+  },
   idempotency_key_in_flight: {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed. Retry after the time in Retry-After.',
@@ -34,7 +41,7 @@ export const ERROR_CODES = {
     status: 422,
     message: 'This Idempotency-Key was already used with a different request; use a new key for a new request.',
   },
-  headers_too_large: { status: 431, message: 'The request headers are too large (16 KiB at most).' },
+  headers_too_large: { status: 431, message: `The request headers are too large (${maxHeaderSize / 1024} KiB at most).` },
   rate_limited: { status: 429, message: 'Too many requests with this API key. Retry after the time in Retry-After.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   service_unavailable: { status: 503, message: 'The service is temporarily unavailable. Retry later.' },
@@ -144,7 +151,7 @@ export function toApiError(error: FastifyError | ApiError | Error): ApiError {
   const code = FASTIFY_ERRORS[fastifyCode]
   if (code) return new ApiError(code, { cause: error })
   if (statusCode >= 400 && statusCode < 500) {
-    const message = fastifyCode === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'A request body is required.' : 'The request is malformed.'
+    const message = fastifyCode === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? BODY_REQUIRED_MESSAGE : 'The request is malformed.'
     return new ApiError('invalid_request', { message, details: [], cause: error })
   }
   return new ApiError('internal_error', { cause: error })

@@ -10,6 +10,7 @@ import {
   type TestServer,
   tempDir,
 } from '../../scripts/lib/test-server.js'
+import { MAX_PAGE_LIMIT } from '../../src/schemas.js'
 
 describeEachDatabase('GET /v1/pets (listPets)', (database) => {
   let server: TestServer
@@ -66,7 +67,7 @@ describeEachDatabase('GET /v1/pets (listPets)', (database) => {
 
   for (const query of [
     'limit=0',
-    'limit=101',
+    `limit=${MAX_PAGE_LIMIT + 1}`,
     'limit=-1',
     'limit=1.5',
     'limit=abc',

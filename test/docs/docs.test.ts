@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { DEFAULT_ITERATION_LIMIT } from '../../clients/typescript/src/index.js'
 import { DEPRECATION_HEADERS, SUNSET_DATE } from '../../src/http/routes/deprecation.js'
 import { INTERFACE_VERSION } from '../../src/http/routes/openapi.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
-import { BODY_LIMIT_BYTES, ListPetsQuery, PET_STATUSES } from '../../src/schemas.js'
+import { BODY_LIMIT_BYTES, DEFAULT_PAGE_LIMIT, ListPetsQuery, MAX_PAGE_LIMIT, PET_STATUSES } from '../../src/schemas.js'
 
 const root = new URL('../../', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8')
@@ -140,6 +141,20 @@ describe('docs/specification.md', () => {
     const { minimum, maximum, default: fallback } = ListPetsQuery.properties.limit
     assert.ok(spec.includes(`| Page size \`limit\` | listPets | ${minimum} to ${maximum}, default ${fallback} |`))
     assert.ok(spec.includes(`${BODY_LIMIT_BYTES / 1024} KiB (${BODY_LIMIT_BYTES} bytes)`))
+  })
+
+  it('states the page maximum and default wherever the README, the security doc and the client repeat them', () => {
+    const stated: Array<[string, string]> = [
+      ['README.md', `\`limit\` must be a plain decimal integer 1–${MAX_PAGE_LIMIT}`],
+      ['README.md', `(\`0\`, \`${MAX_PAGE_LIMIT + 1}\`,`],
+      ['README.md', `every page, ${DEFAULT_ITERATION_LIMIT} per request`],
+      ['docs/security.md', `\`limit\` at most ${MAX_PAGE_LIMIT} per page`],
+      ['clients/typescript/src/client.ts', `\`limit\` (1–${MAX_PAGE_LIMIT}; the service's ${DEFAULT_PAGE_LIMIT} when omitted)`],
+      ['clients/typescript/src/client.ts', `\`limit\` is ${DEFAULT_ITERATION_LIMIT} per request unless given`],
+    ]
+    for (const [file, text] of stated) assert.ok(read(file).includes(text), `${file} states: ${text}`)
+    // The client asks for the most a page may hold.
+    assert.equal(DEFAULT_ITERATION_LIMIT, MAX_PAGE_LIMIT)
   })
 
   it('states the deprecation headers getPet sends', () => {

@@ -3,6 +3,7 @@ import { Buffer } from 'node:buffer'
 import { METHODS } from 'node:http'
 import fc from 'fast-check'
 import { toJson } from '../../scripts/lib/test-server.js'
+import { MAX_PAGE_LIMIT } from '../../src/schemas.js'
 import { BODY_LIMIT, INT64_MAX, INT64_MIN, STATUSES, UNUSED_ID } from './fuzz-model.js'
 
 // ================================================================ generators: valid NewPet
@@ -600,10 +601,10 @@ const MALFORMED = ['%', '%Z1', '%E0%A4', '%FF', '%C0%AF', '%ED%A0%80', '%2', '%%
 /** A query value: literal text, a cursor after a known pet (by index), or a cursor after any int64. */
 export type QueryValue = string | { knownIndex: number } | { randomId: bigint }
 const limitValue = fc.oneof(
-  { weight: 4, arbitrary: fc.integer({ min: 1, max: 100 }).map(String) },
+  { weight: 4, arbitrary: fc.integer({ min: 1, max: MAX_PAGE_LIMIT }).map(String) },
   fc.constantFrom(
     '0',
-    '101',
+    String(MAX_PAGE_LIMIT + 1),
     '-1',
     '-0',
     '1.5',

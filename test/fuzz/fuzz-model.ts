@@ -1,6 +1,7 @@
 // The fuzz suites' own model of the README rules: what the service must answer to a body, a query, a petId, a Content-Type or an Authorization value.
 import { Buffer } from 'node:buffer'
 import { createHmac } from 'node:crypto'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, NEW_PET_MEMBERS } from '../../src/schemas.js'
 
 /** README "Other statuses": bodies over 16 KiB are 413. */
 export const BODY_LIMIT = 16384
@@ -229,7 +230,7 @@ export function newPetVerdict(value: Json): Expected {
   if (value.t !== 'obj') return invalidRequest(new Set(['']))
   const fields = new Set<string>()
   const body = members(value)
-  for (const key of body.keys()) if (key !== 'name' && key !== 'categoryId' && key !== 'status') fields.add(key)
+  for (const key of body.keys()) if (!(NEW_PET_MEMBERS as readonly string[]).includes(key)) fields.add(key)
   const name = body.get('name')
   if (name?.t !== 'str' || !isValidName(name.v)) fields.add('name')
   const category = body.get('categoryId')
@@ -415,8 +416,8 @@ export function listVerdict(
   }
   const single = (name: string) => (params.get(name)?.length === 1 ? params.get(name)?.[0] : undefined)
   const limitText = single('limit')
-  const limit = limitText === undefined ? 20n : plainInt64(limitText)
-  if (limit === undefined || limit < 1n || limit > 100n) fields.add('limit')
+  const limit = limitText === undefined ? BigInt(DEFAULT_PAGE_LIMIT) : plainInt64(limitText)
+  if (limit === undefined || limit < 1n || limit > BigInt(MAX_PAGE_LIMIT)) fields.add('limit')
   const status = single('status')
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) fields.add('status')
   const cursor = single('cursor')

@@ -11,10 +11,11 @@ import { build } from 'esbuild'
 import type { Browser } from 'playwright-core'
 import { launchChromium } from '../../../scripts/lib/chromium.js'
 import { startServer, type TestServer } from '../../../scripts/lib/test-server.js'
+import { MAX_PAGE_LIMIT } from '../../../src/schemas.js'
 
 // The page's script: what a web app would write. `exercise` returns plain strings (bigints shown).
 const PAGE_SCRIPT = `
-import { AnimalStoreError, createClient } from '../../../test/index.ts'
+import { AnimalStoreError, createClient } from './index.ts'
 
 async function failure(action) {
   try {
@@ -35,7 +36,7 @@ window.exercise = async (baseUrl, apiKey) => {
   const { response, requestId } = await store.createPet({ name: 'Zoë', categoryId: 4n }).withResponse()
   const pages = []
   for await (const page of store.pages({ limit: 3 })) pages.push(page.pets.map((pet) => pet.id + ':' + pet.name))
-  const invalid = await failure(() => store.listPets({ limit: 101 }))
+  const invalid = await failure(() => store.listPets({ limit: ${MAX_PAGE_LIMIT + 1} }))
   const stranger = await failure(() => createClient({ baseUrl, apiKey: 'ask_wrong' }).listPets())
   return {
     created,

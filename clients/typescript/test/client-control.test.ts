@@ -8,6 +8,7 @@ import { once } from 'node:events'
 import { createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
+import { MAX_PAGE_LIMIT } from '../../../src/schemas.js'
 import {
   type AnimalStoreClient,
   AnimalStoreError,
@@ -177,7 +178,7 @@ describeEachDatabase('TypeScript client: responses, paging and errors', (databas
   })
 
   it('narrows errors by code: details only on invalid_request, with every failing field', async () => {
-    const { error } = await rejection(() => client.listPets({ limit: 101 }))
+    const { error } = await rejection(() => client.listPets({ limit: MAX_PAGE_LIMIT + 1 }))
     assert.ok(error instanceof AnimalStoreError)
     if (error.code !== 'invalid_request') assert.fail(`got ${error.code}`)
     // Type-checked: `details` is ErrorDetail[] here, no `?.` needed.

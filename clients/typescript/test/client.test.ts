@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
+import { MAX_PAGE_LIMIT } from '../../../src/schemas.js'
 import { type AnimalStoreClient, AnimalStoreError, createClient, type Pet } from '../src/index.js'
 
 const INT64_EDGES = [9007199254740993n, 9223372036854775807n, -9223372036854775808n, 0n, -1n]
@@ -103,7 +104,7 @@ describeEachDatabase('TypeScript client', (database) => {
     assert.equal(error.status, 400)
     assert.equal(error.code, 'invalid_request')
     assert.deepEqual([...new Set(error.details?.map((detail) => `${detail.in}.${detail.field}`))], ['body.name'])
-    const limit = await rejection(() => client.listPets({ limit: 101 }))
+    const limit = await rejection(() => client.listPets({ limit: MAX_PAGE_LIMIT + 1 }))
     assert.deepEqual(
       limit.details?.map((detail) => `${detail.in}.${detail.field}`),
       ['query.limit'],

@@ -5,7 +5,7 @@ import { parse as parseContentType } from 'fast-content-type-parse'
 import type { FastifyRequest } from 'fastify'
 import { parse } from 'lossless-json'
 import { parseJsonNumber } from '../../int64.js'
-import { ApiError } from '../errors.js'
+import { ApiError, BODY_REQUIRED_MESSAGE } from '../errors.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -36,7 +36,7 @@ export function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   } catch (cause) {
     throw new ApiError('invalid_json', { message: 'The request body is not valid UTF-8.', cause })
   }
-  if (/^[ \t\n\r]*$/.test(text)) throw new ApiError('invalid_request', { message: 'A request body is required.', details: [] })
+  if (/^[ \t\n\r]*$/.test(text)) throw new ApiError('invalid_request', { message: BODY_REQUIRED_MESSAGE, details: [] })
   try {
     return parse(text, null, parseJsonNumber)
   } catch (cause) {

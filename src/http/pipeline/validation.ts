@@ -4,7 +4,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import { INT64_MAX, INT64_MIN, parseIntegerText, validateWithBigInts } from '../../int64.js'
-import { ApiError, type ErrorDetail } from '../errors.js'
+import { ApiError, BODY_REQUIRED_MESSAGE, type ErrorDetail } from '../errors.js'
 import type { CursorCodec } from '../routes/cursor.js'
 
 type Part = ErrorDetail['in']
@@ -60,7 +60,7 @@ function lowerCaseProperties(schema: unknown): object {
 
 function validateBody(validate: ValidateFunction, data: unknown): Result {
   if (data === null || data === undefined) {
-    return fail('body', [{ in: 'body', field: '', message: 'is required' }], 'A request body is required.')
+    return fail('body', [{ in: 'body', field: '', message: 'is required' }], BODY_REQUIRED_MESSAGE)
   }
   return validateWithBigInts(validate, data) ? true : fail('body', toDetails('body', validate.errors ?? []))
 }

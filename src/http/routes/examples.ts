@@ -2,6 +2,7 @@
 // body for each success; and the Error body of each catalog code, for every error status. int64 values beyond 2^53 are LosslessNumber, so the document carries their
 // exact digits (JSON.stringify would round them) and shows a client what it must keep.
 import { LosslessNumber } from 'lossless-json'
+import { MAX_PAGE_LIMIT } from '../../schemas.js'
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../errors.js'
 
 /** OpenAPI Example Objects by name. */
@@ -41,7 +42,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
 }
 
-const DETAILS_EXAMPLE: NonNullable<ErrorBody['details']> = [{ in: 'query', field: 'limit', message: 'must be <= 100' }]
+const DETAILS_EXAMPLE: NonNullable<ErrorBody['details']> = [
+  { in: 'query', field: 'limit', message: `must be <= ${MAX_PAGE_LIMIT}` },
+]
 
 /**
  * The examples of an error response with `status`: one per catalog code with that status, each the

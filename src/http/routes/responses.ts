@@ -1,6 +1,8 @@
 // Response schemas for route definitions: the success bodies by `$ref`, and the Error body for each
 // error status an operation can answer, with every header the service sends on each, as OpenAPI
 // should show them (scripts/lib/contract.ts fails on a status or header the suite sees undescribed).
+import { maxHeaderSize } from 'node:http'
+import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
 
 type Header = { type: 'string'; description: string }
@@ -16,11 +18,11 @@ const WHEN: Partial<Record<number, string>> = {
   404: 'No animal with that identifier (`pet_not_found`).',
   408: 'The request did not arrive in time (`request_timeout`); the connection is closed.',
   409: 'A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds.',
-  413: 'The request body is larger than 16 KiB (`body_too_large`).',
+  413: `The request body is larger than ${BODY_LIMIT_BYTES / 1024} KiB (\`body_too_large\`).`,
   415: 'The request body is not `application/json` in UTF-8 (`unsupported_media_type`).',
   422: 'The `Idempotency-Key` was already used with a different request body (`idempotency_key_reused`).',
   429: 'Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds.',
-  431: 'The request headers exceed 16 KiB (`headers_too_large`); the connection is closed.',
+  431: `The request headers exceed ${maxHeaderSize / 1024} KiB (\`headers_too_large\`); the connection is closed.`,
   500: 'An unexpected error (`internal_error`); the body says nothing internal.',
   503: 'The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds.',
 }

@@ -2,7 +2,7 @@
 // body for each success; and the Error body of each catalog code, for every error status. int64 values beyond 2^53 are LosslessNumber, so the document carries their
 // exact digits (JSON.stringify would round them) and shows a client what it must keep.
 import { LosslessNumber } from 'lossless-json'
-import { MAX_PAGE_LIMIT } from '../../schemas.js'
+import { MAX_PAGE_LIMIT, Pet } from '../../schemas.js'
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../errors.js'
 
 /** OpenAPI Example Objects by name. */
@@ -16,8 +16,12 @@ export interface OperationExamples {
 
 const BEYOND_2_53 = new LosslessNumber('9007199254740993')
 const INT64_MAX = new LosslessNumber('9223372036854775807')
-const REX = { id: 1, name: 'Rex', categoryId: 3, status: 'available' }
-const TOM = { id: BEYOND_2_53, name: 'Tom', categoryId: INT64_MAX, status: 'sold' }
+// A Pet example holds every member of the schema, in its order; a member not given here (one added
+// to Pet later, optional in NewPet) is shown as null, as the database renders an absent value.
+const pet = (given: Record<string, unknown>) =>
+  Object.fromEntries(Object.keys(Pet.properties).map((member) => [member, given[member] ?? null]))
+const REX = pet({ id: 1, name: 'Rex', categoryId: 3, status: 'available' })
+const TOM = pet({ id: BEYOND_2_53, name: 'Tom', categoryId: INT64_MAX, status: 'sold' })
 const EXACT = 'Its int64 values are beyond 2^53: read them with a JSON parser that keeps every digit, not JSON.parse.'
 
 /** The examples of each operation, keyed by operationId. */

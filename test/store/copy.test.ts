@@ -329,49 +329,49 @@ describe('animal-store copy: refusals and verification (SQLite)', () => {
 
   it('carries and verifies a column only a migration knows of (one src/store/copy.ts never names)', async () => {
     // As a newer release would add a Pet member: its migration, applied after this release's ones.
-    const addTag = (db: Kysely<Database>) =>
+    const addColour = (db: Kysely<Database>) =>
       new Migrator({
         db,
         provider: {
           getMigrations: async () => ({
             ...MIGRATIONS,
-            '9000-add-pet-tag': { up: (db) => db.schema.alterTable('pets').addColumn('tag', 'text').execute() },
+            '9000-add-pet-colour': { up: (db) => db.schema.alterTable('pets').addColumn('colour', 'text').execute() },
           }),
         },
       }).migrateToLatest()
-    const tagged = join(dir.path, 'tagged.db')
-    await withStore(sqliteConfig(tagged), async (store) => {
-      assert.equal((await addTag(store.db)).error, undefined)
+    const coloured = join(dir.path, 'coloured.db')
+    await withStore(sqliteConfig(coloured), async (store) => {
+      assert.equal((await addColour(store.db)).error, undefined)
       await store.pets.insertPet({ name: 'Rex', categoryId: 1n, status: 'available' })
-      await sql`update pets set tag = 'good boy' where name = 'Rex'`.execute(store.db)
+      await sql`update pets set colour = 'brown' where name = 'Rex'`.execute(store.db)
     })
-    const targetPath = join(dir.path, 'tagged-target.db')
-    await withStore(sqliteConfig(targetPath), async (store) => assert.equal((await addTag(store.db)).error, undefined))
-    const copied = await runCli(['copy', '--from', `sqlite:${tagged}`, '--to', `sqlite:${targetPath}`], cliEnv({}))
+    const targetPath = join(dir.path, 'coloured-target.db')
+    await withStore(sqliteConfig(targetPath), async (store) => assert.equal((await addColour(store.db)).error, undefined))
+    const copied = await runCli(['copy', '--from', `sqlite:${coloured}`, '--to', `sqlite:${targetPath}`], cliEnv({}))
     assert.equal(copied.code, 0, copied.stderr)
     const rows = await withStore(sqliteConfig(targetPath), (store) => rowsAsText(store.db))
     assert.deepEqual(
-      rows.pets.map((pet) => pet.tag),
-      ['good boy'],
+      rows.pets.map((pet) => pet.colour),
+      ['brown'],
     )
-    assert.deepEqual(rows, await withStore(sqliteConfig(tagged), (store) => rowsAsText(store.db)))
+    assert.deepEqual(rows, await withStore(sqliteConfig(coloured), (store) => rowsAsText(store.db)))
 
     // The checksum covers it: a target that alters only the new column fails verification.
-    const altering = join(dir.path, 'tag-altering.db')
+    const altering = join(dir.path, 'colour-altering.db')
     await withStore(sqliteConfig(altering), async (store) => {
-      assert.equal((await addTag(store.db)).error, undefined)
-      await sql`create trigger alter_tags after insert on pets begin update pets set tag = 'bad' where id = new.id; end`.execute(
+      assert.equal((await addColour(store.db)).error, undefined)
+      await sql`create trigger alter_colours after insert on pets begin update pets set colour = 'grey' where id = new.id; end`.execute(
         store.db,
       )
     })
-    const verified = await runCli(['copy', '--from', `sqlite:${tagged}`, '--to', `sqlite:${altering}`], cliEnv({}))
+    const verified = await runCli(['copy', '--from', `sqlite:${coloured}`, '--to', `sqlite:${altering}`], cliEnv({}))
     assertOneLineFailure(verified, /^animal-store: verification failed: the target differs from the source in pets; /)
 
-    // A target without the column is refused before anything is written: the tag would be lost.
-    const untagged = join(dir.path, 'untagged.db')
-    const refused = await runCli(['copy', '--from', `sqlite:${tagged}`, '--to', `sqlite:${untagged}`], cliEnv({}))
-    assertOneLineFailure(refused, /^animal-store: .*the target's pets table has no column tag/)
-    assert.deepEqual(await withStore(sqliteConfig(untagged), (store) => rowsAsText(store.db)), { pets: [], apiKeys: [] })
+    // A target without the column is refused before anything is written: the colour would be lost.
+    const uncoloured = join(dir.path, 'uncoloured.db')
+    const refused = await runCli(['copy', '--from', `sqlite:${coloured}`, '--to', `sqlite:${uncoloured}`], cliEnv({}))
+    assertOneLineFailure(refused, /^animal-store: .*the target's pets table has no column colour/)
+    assert.deepEqual(await withStore(sqliteConfig(uncoloured), (store) => rowsAsText(store.db)), { pets: [], apiKeys: [] })
   })
 
   it('takes both URLs from COPY_FROM_URL and COPY_TO_URL, so no password is on the command line', async () => {

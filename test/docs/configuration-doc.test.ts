@@ -6,10 +6,22 @@ import { join } from 'node:path'
 import { before, describe, it } from 'node:test'
 import { renderConfigurationTable } from '../../scripts/configuration-table.js'
 import { readBlock } from '../../scripts/doc-block.js'
-import { CONFIGURATION_VARIABLES, ConfigError, loadConfig, loadCopyUrls } from '../../src/config.js'
+import { CONFIGURATION_VARIABLES, ConfigError, loadConfig, loadCopyUrls, VARIABLES } from '../../src/config.js'
 import { assertBuilt, cliEnv, REPO_ROOT, runCli } from '../support/cli-process.js'
 
 const configSource = readFileSync(join(REPO_ROOT, 'src/config.ts'), 'utf8')
+
+/** A VARIABLES entry as JSON Schema, with src/config-variables.ts's keywords. */
+type Declared = {
+  type?: string
+  minimum?: number
+  maximum?: number
+  anyOf?: Array<{ const: string }>
+  default?: unknown
+  description: string
+  'x-file'?: boolean
+  'x-default'?: string
+}
 
 describe('the configuration table (CONFIGURATION_VARIABLES)', () => {
   before(assertBuilt)
@@ -80,6 +92,29 @@ describe('the configuration table (CONFIGURATION_VARIABLES)', () => {
       assert.ok(line.includes(`[default: ${variable.default.replaceAll('`', '')}]`), line)
     }
     assert.match(help.stdout, /^ {2}RATE_LIMIT_PER_MINUTE \[default: 60000\]$/m)
+  })
+
+  it("gives each VARIABLES entry's default, bounds and description to its README row and its --help line", async () => {
+    const rows = (readBlock(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), 'configuration') ?? '').split('\n')
+    const help = (await runCli(['--help'], cliEnv({}))).stdout.split('\n')
+    const plain = (text: string) => text.replaceAll('`', '')
+    for (const [name, schema] of Object.entries(VARIABLES)) {
+      const entry = schema as Declared
+      const shown = entry['x-default'] ?? (entry.default === undefined ? '(none)' : String(entry.default))
+      const range = `${entry.minimum}–${entry.maximum}`
+      const words = entry.anyOf?.map((option) => `\`${option.const}\``).join(', ') ?? ''
+      const meaning = entry.description.replace('{range}', range).replace('{values}', words)
+      if (entry.type === 'integer') assert.ok(meaning.includes(range), `${name}'s description states its bounds`)
+
+      const names = entry['x-file'] ? `\`${name}\` or \`${name}_FILE\`` : `\`${name}\``
+      const cell = shown === '(none)' || shown.startsWith('`') ? shown : `\`${shown}\``
+      assert.ok(rows.includes(`| ${names} | ${cell} | ${meaning.replaceAll('|', '\\|')} |`), `README row of ${name}`)
+
+      const at = help.findIndex((line) => line.startsWith(`  ${name} `))
+      assert.ok(at >= 0, `--help lists ${name}`)
+      assert.ok(help[at]?.endsWith(`[default: ${plain(shown)}]`), help[at])
+      assert.equal(help[at + 1]?.trim(), plain(/^.*?\.(?=\s|$)/.exec(meaning)?.[0] ?? ''), `--help line of ${name}`)
+    }
   })
 
   it('is not repeated in docs/deploying.md, which links to the README instead', () => {

@@ -1,5 +1,5 @@
-// The README's configuration table, rendered from CONFIGURATION_VARIABLES in src/config.ts (the one
-// source of every variable's name, default and meaning).
+// The README's configuration table, rendered from CONFIGURATION_VARIABLES, which src/config.ts
+// derives from VARIABLES (the one declaration of every variable's name, default, bounds and meaning).
 import { CONFIGURATION_VARIABLES } from '../src/config.js'
 
 /** A default as a table cell: `(none)` and already formatted values as they are, others as code. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { tempDir } from '../scripts/lib/test-server.js'
 import { generateApiKey } from '../src/api-keys.js'
-import { ConfigError, loadConfig, loadCopyUrls } from '../src/config.js'
+import { ConfigError, loadConfig, loadCopyUrls, VARIABLES } from '../src/config.js'
 import { estimateEntropyBits } from '../src/key-strength.js'
 
 /** Two keys as an operator would generate them (24 random bytes, base64url). */
@@ -115,6 +115,40 @@ describe('configuration (loadConfig)', () => {
         (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable),
       )
     })
+  }
+
+  // Each integer and boolean variable is one VARIABLES entry: its bounds, default and spellings are
+  // checked here from the entry itself, so a new one is tested without a line here.
+  const fieldOf = (name: string) => name.toLowerCase().replace(/_(.)/g, (_, letter: string) => letter.toUpperCase())
+  const fields = loadConfig({}, '/w') as unknown as Record<string, unknown>
+  for (const [name, schema] of Object.entries(VARIABLES)) {
+    const entry = schema as { type?: string; minimum?: number; maximum?: number; default?: unknown }
+    // A variable parsed by code of its own may feed another field (DATABASE_POOL_MAX → database).
+    const field = fieldOf(name) in fields ? fieldOf(name) : undefined
+    if (entry.type === 'integer') {
+      const { minimum = 0, maximum = 0 } = entry
+      it(`reads ${name} as an integer from ${minimum} to ${maximum}, ${entry.default} when unset or empty`, () => {
+        const expected = `${name} must be an integer from ${minimum} to ${maximum}.`
+        for (const value of [`${maximum + 1}`, `${minimum - 1}`, `${minimum}.5`, ` ${minimum}`, '1e1', 'x']) {
+          assert.throws(() => loadConfig({ [name]: value }, '/w'), { name: 'ConfigError', variable: name, message: expected })
+        }
+        for (const value of [minimum, maximum]) {
+          const config = loadConfig({ [name]: `${value}`, ...(name === 'PORT' ? { METRICS_PORT: '0' } : {}) }, '/w')
+          if (field) assert.equal((config as unknown as Record<string, unknown>)[field], value)
+        }
+        if (field) assert.equal(fields[field], entry.default)
+        if (field) assert.equal((loadConfig({ [name]: '' }, '/w') as unknown as Record<string, unknown>)[field], entry.default)
+      })
+    }
+    if (entry.type === 'boolean' && field) {
+      it(`reads ${name} as true/false, 1/0, yes/no or on/off in any case, ${entry.default} when unset`, () => {
+        const read = (value: string) => (loadConfig({ [name]: value }, '/w') as unknown as Record<string, unknown>)[field]
+        for (const value of ['true', '1', 'YES', 'On']) assert.equal(read(value), true)
+        for (const value of ['false', '0', 'No', 'OFF']) assert.equal(read(value), false)
+        assert.equal(fields[field], entry.default)
+        assert.throws(() => read('maybe'), { name: 'ConfigError', variable: name, message: `${name} must be true or false.` })
+      })
+    }
   }
 
   it('refuses WORKERS > 1 with an in-memory SQLite store (each worker would have its own)', () => {

@@ -6,7 +6,6 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Ajv } from 'ajv'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../src/schemas.js'
 
 const mode = process.argv[2]
 const authorization = process.env.BENCH_AUTHORIZATION ?? ''
@@ -177,7 +176,7 @@ async function fastify(driver: 'sqlite' | 'postgres'): Promise<void> {
           type: 'object',
           additionalProperties: false,
           properties: {
-            limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT },
+            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
             status,
             cursor: int64,
           },

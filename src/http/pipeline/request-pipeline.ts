@@ -9,7 +9,8 @@ import { continueIfExpected, hasUnreadBody, missingHost } from '../connection/pr
 import { ApiError } from '../errors.js'
 import type { RequestRecorder } from '../observability/request-record.js'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
-import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
+import { authenticate } from './auth.js'
+import type { KeyIdentity, KeyVerifier } from './key-cache.js'
 import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
 
 declare module 'fastify' {

@@ -141,7 +141,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     },
   })
   const logger = createLogger(options.logLevel ?? 'info', sink)
-  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
+  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, { refreshMs: options.keyRefreshMs })
   const metrics = options.metrics
     ? {
         registry: createMetricsRegistry({

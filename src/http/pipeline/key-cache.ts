@@ -116,6 +116,27 @@ function newKeysReader(store: ApiKeyStore, set: KeySet): () => Promise<void> {
   return newKeysRead
 }
 
+/**
+ * Runs `reload` once, `ms` milliseconds from now, and returns a function that cancels it. The promise
+ * `reload` returns settles once that reload is over and the next one is scheduled; it never rejects.
+ */
+export type ReloadScheduler = (reload: () => Promise<void>, ms: number) => () => void
+
+/** The default ReloadScheduler: a timer that does not keep the process alive. */
+const unrefTimeout: ReloadScheduler = (reload, ms) => {
+  const timer = setTimeout(reload, ms)
+  timer.unref()
+  return () => clearTimeout(timer)
+}
+
+/** How createKeyVerifier times its reloads; each member has a default. */
+export interface KeyVerifierOptions {
+  /** Pause (ms) between the end of one full reload and the start of the next; KEY_REFRESH_MS by default. */
+  refreshMs?: number | undefined
+  /** What waits for that pause; an unref'd setTimeout by default (tests pass one they drive). */
+  schedule?: ReloadScheduler | undefined
+}
+
 /** The periodic full reload: the number of failed reloads so far, and how to stop it. */
 interface Reloads {
   readonly failures: number
@@ -123,41 +144,42 @@ interface Reloads {
 }
 
 /** Reloads every stored key `refreshMs` after the previous reload ended; a failed reload keeps the previous set. */
-function startReloads(store: ApiKeyStore, set: KeySet, log: FastifyBaseLogger, refreshMs: number): Reloads {
-  let timer: NodeJS.Timeout | undefined
+function startReloads(
+  store: ApiKeyStore,
+  set: KeySet,
+  log: FastifyBaseLogger,
+  { refreshMs = KEY_REFRESH_MS, schedule = unrefTimeout }: KeyVerifierOptions,
+): Reloads {
+  let cancel: (() => void) | undefined
   let failures = 0
-  const reloadLater = () => {
-    timer = setTimeout(() => {
-      store
-        .listActiveKeyHashes()
-        .then(
-          (keys) => replaceKeys(set, keys),
-          (error: unknown) => {
-            failures++
-            log.warn({ err: error }, 'reloading API keys failed; keeping the previous set')
-          },
-        )
-        .finally(() => {
-          if (timer) reloadLater()
-        })
-    }, refreshMs)
-    timer.unref()
-  }
-  reloadLater()
+  const reload = () =>
+    store
+      .listActiveKeyHashes()
+      .then(
+        (keys) => replaceKeys(set, keys),
+        (error: unknown) => {
+          failures++
+          log.warn({ err: error }, 'reloading API keys failed; keeping the previous set')
+        },
+      )
+      .finally(() => {
+        if (cancel) cancel = schedule(reload, refreshMs)
+      })
+  cancel = schedule(reload, refreshMs)
   return {
     get failures() {
       return failures
     },
     stop() {
-      clearTimeout(timer)
-      timer = undefined
+      cancel?.()
+      cancel = undefined
     },
   }
 }
 
 /**
  * A KeyVerifier over stored key hashes, held in memory and reloaded every KEY_REFRESH_MS (one reload
- * at a time). Each presented key is hashed once and its verdict cached until the next reload, so a
+ * at a time; `options` may change the pause and what waits for it). Each presented key is hashed once and its verdict cached until the next reload, so a
  * revoked key stops working within KEY_REFRESH_MS plus one reload query. A generated key that is not
  * in memory may have been created since the last reload: the verifier then reads the keys created
  * since (by id), one such query at a time, shared by every request waiting for it, and started after
@@ -170,7 +192,7 @@ export async function createKeyVerifier(
   store: ApiKeyStore,
   configuredKeys: readonly string[],
   log: FastifyBaseLogger,
-  refreshMs = KEY_REFRESH_MS,
+  options: KeyVerifierOptions = {},
 ): Promise<KeyVerifier> {
   // A key that is neither generated (`ask_…`) nor as long as a configured one cannot be valid: it is
   // refused without hashing or caching, so long made-up tokens cannot fill the verdict cache.
@@ -182,7 +204,7 @@ export async function createKeyVerifier(
   const set: KeySet = { stored: new Map(), lastId: 0n, generation: 0, verdicts: new Map() }
   replaceKeys(set, await store.listActiveKeyHashes())
   const newKeysRead = newKeysReader(store, set)
-  const reloads = startReloads(store, set, log, refreshMs)
+  const reloads = startReloads(store, set, log, options)
 
   // `generated`: whether the key has the generated shape, so that a stored key may have it.
   const find = (key: string, hash: string, generated: boolean): KeyIdentity | undefined => {

@@ -183,8 +183,9 @@ function startReloads(
  * revoked key stops working within KEY_REFRESH_MS plus one reload query. A generated key that is not
  * in memory may have been created since the last reload: the verifier then reads the keys created
  * since (by id), one such query at a time, shared by every request waiting for it, and started after
- * each waiter arrived; so a new key works at once however many made-up keys arrive with it, and
- * those cost at most one small query in flight. `configuredKeys` (API_KEYS) are hashed here and never
+ * the first request presenting each key arrived (later ones for the same key share its lookup); so a
+ * new key works at once however many made-up keys arrive with it, and those cost at most one small
+ * query in flight. `configuredKeys` (API_KEYS) are hashed here and never
  * stored. Hashes are compared in constant time. Resolves once the first load is done; rejects if the
  * store cannot be read.
  */
@@ -204,6 +205,9 @@ export async function createKeyVerifier(
   const set: KeySet = { stored: new Map(), lastId: 0n, generation: 0, verdicts: new Map() }
   replaceKeys(set, await store.listActiveKeyHashes())
   const newKeysRead = newKeysReader(store, set)
+  // The lookup under way for each key missed: a key is created before anyone can present it (256
+  // random bits), so the lookup the first request started, after it arrived, sees it too.
+  const lookups = new Map<string, Promise<KeyIdentity | undefined>>()
   const reloads = startReloads(store, set, log, options)
 
   // `generated`: whether the key has the generated shape, so that a stored key may have it.
@@ -229,7 +233,14 @@ export async function createKeyVerifier(
       const hash = hashApiKey(key)
       const identity = find(key, hash, generated)
       if (identity || !generated) return remember(key, identity)
-      return newKeysRead().then(() => remember(key, find(key, hash, generated)))
+      let lookup = lookups.get(key)
+      if (!lookup) {
+        lookup = newKeysRead()
+          .then(() => remember(key, find(key, hash, generated)))
+          .finally(() => lookups.delete(key))
+        lookups.set(key, lookup)
+      }
+      return lookup
     },
     get reloadFailures() {
       return reloads.failures

@@ -178,6 +178,46 @@ function startReloads(
 }
 
 /**
+ * The identity of a configured key with this hash or, when the key has the generated shape
+ * (`generated`, so that a stored key may have it), of a stored one; hashes compared in constant time.
+ */
+function findKey(configured: StoredKey[], set: KeySet, key: string, hash: string, generated: boolean): KeyIdentity | undefined {
+  for (const candidate of configured) if (hashesEqual(candidate.hash, hash)) return candidate.identity
+  if (!generated) return undefined
+  for (const candidate of set.stored.get(displayPrefix(key)) ?? [])
+    if (hashesEqual(candidate.hash, hash)) return candidate.identity
+  return undefined
+}
+
+/** Caches a verdict until the next reload (a full cache starts over); returns it. */
+function remember(set: KeySet, key: string, verdict: KeyIdentity | undefined): KeyIdentity | undefined {
+  if (set.verdicts.size >= MAX_CACHED_VERDICTS) set.verdicts = new Map()
+  set.verdicts.set(key, verdict ?? false)
+  return verdict
+}
+
+/**
+ * The verdict on a generated key not in memory, after reading the keys created since the last load.
+ * A full reload can end between that read and this verdict and replace the keys it added with a
+ * snapshot taken before the key was created; a key not found then is looked up again, from the
+ * reload's keys on, so that a new key is never refused for the reload's sake.
+ */
+async function lookUpNewKey(
+  configured: StoredKey[],
+  set: KeySet,
+  newKeysRead: () => Promise<void>,
+  key: string,
+  hash: string,
+): Promise<KeyIdentity | undefined> {
+  for (;;) {
+    const generation = set.generation
+    await newKeysRead()
+    const identity = findKey(configured, set, key, hash, true)
+    if (identity || set.generation === generation) return remember(set, key, identity)
+  }
+}
+
+/**
  * A KeyVerifier over stored key hashes, held in memory and reloaded every KEY_REFRESH_MS (one reload
  * at a time; `options` may change the pause and what waits for it). Each presented key is hashed once and its verdict cached until the next reload, so a
  * revoked key stops working within KEY_REFRESH_MS plus one reload query. A generated key that is not
@@ -210,20 +250,6 @@ export async function createKeyVerifier(
   const lookups = new Map<string, Promise<KeyIdentity | undefined>>()
   const reloads = startReloads(store, set, log, options)
 
-  // `generated`: whether the key has the generated shape, so that a stored key may have it.
-  const find = (key: string, hash: string, generated: boolean): KeyIdentity | undefined => {
-    for (const candidate of configured) if (hashesEqual(candidate.hash, hash)) return candidate.identity
-    if (!generated) return undefined
-    for (const candidate of set.stored.get(displayPrefix(key)) ?? [])
-      if (hashesEqual(candidate.hash, hash)) return candidate.identity
-    return undefined
-  }
-  const remember = (key: string, verdict: KeyIdentity | undefined) => {
-    if (set.verdicts.size >= MAX_CACHED_VERDICTS) set.verdicts = new Map()
-    set.verdicts.set(key, verdict ?? false)
-    return verdict
-  }
-
   return {
     verify(key) {
       const cached = set.verdicts.get(key)
@@ -231,13 +257,11 @@ export async function createKeyVerifier(
       const generated = isGeneratedKey(key)
       if (!generated && !configuredLengths.has(key.length)) return undefined
       const hash = hashApiKey(key)
-      const identity = find(key, hash, generated)
-      if (identity || !generated) return remember(key, identity)
+      const identity = findKey(configured, set, key, hash, generated)
+      if (identity || !generated) return remember(set, key, identity)
       let lookup = lookups.get(key)
       if (!lookup) {
-        lookup = newKeysRead()
-          .then(() => remember(key, find(key, hash, generated)))
-          .finally(() => lookups.delete(key))
+        lookup = lookUpNewKey(configured, set, newKeysRead, key, hash).finally(() => lookups.delete(key))
         lookups.set(key, lookup)
       }
       return lookup

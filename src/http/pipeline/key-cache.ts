@@ -45,8 +45,8 @@ export interface KeyVerifier {
   close(): void
 }
 
-/** Most verdicts cached between two reloads; past it the cache starts over (a flood of made-up keys). */
-const MAX_CACHED_VERDICTS = 10_000
+/** Most verdicts cached between two reloads by default; past it the cache starts over (a flood of made-up keys). */
+export const MAX_CACHED_VERDICTS = 10_000
 
 interface StoredKey {
   hash: string
@@ -59,6 +59,7 @@ interface KeySet {
   lastId: bigint // the largest stored key id loaded
   generation: number // counts full reloads
   verdicts: Map<string, KeyIdentity | false>
+  maxVerdicts: number // how many verdicts `verdicts` may hold
 }
 
 function addKeys(set: KeySet, keys: ActiveKeyHash[]): void {
@@ -129,12 +130,14 @@ const unrefTimeout: ReloadScheduler = (reload, ms) => {
   return () => clearTimeout(timer)
 }
 
-/** How createKeyVerifier times its reloads; each member has a default. */
+/** How createKeyVerifier times its reloads and bounds its cache; each member has a default. */
 export interface KeyVerifierOptions {
   /** Pause (ms) between the end of one full reload and the start of the next; KEY_REFRESH_MS by default. */
   refreshMs?: number | undefined
   /** What waits for that pause; an unref'd setTimeout by default (tests pass one they drive). */
   schedule?: ReloadScheduler | undefined
+  /** Most verdicts cached between two reloads; MAX_CACHED_VERDICTS by default. */
+  maxCachedVerdicts?: number | undefined
 }
 
 /** The periodic full reload: the number of failed reloads so far, and how to stop it. */
@@ -191,7 +194,7 @@ function findKey(configured: StoredKey[], set: KeySet, key: string, hash: string
 
 /** Caches a verdict until the next reload (a full cache starts over); returns it. */
 function remember(set: KeySet, key: string, verdict: KeyIdentity | undefined): KeyIdentity | undefined {
-  if (set.verdicts.size >= MAX_CACHED_VERDICTS) set.verdicts = new Map()
+  if (set.verdicts.size >= set.maxVerdicts) set.verdicts = new Map()
   set.verdicts.set(key, verdict ?? false)
   return verdict
 }
@@ -242,7 +245,8 @@ export async function createKeyVerifier(
     hash: hashApiKey(key),
     identity: { keyId: configuredKeyId(key) },
   }))
-  const set: KeySet = { stored: new Map(), lastId: 0n, generation: 0, verdicts: new Map() }
+  const maxVerdicts = options.maxCachedVerdicts ?? MAX_CACHED_VERDICTS
+  const set: KeySet = { stored: new Map(), lastId: 0n, generation: 0, verdicts: new Map(), maxVerdicts }
   replaceKeys(set, await store.listActiveKeyHashes())
   const newKeysRead = newKeysReader(store, set)
   // The lookup under way for each key missed: a key is created before anyone can present it (256

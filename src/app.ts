@@ -12,16 +12,17 @@ import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError }
 import { createRequestMetrics, observeConnections } from './http/observability/metrics.js'
 import { createRequestRecorder } from './http/observability/request-record.js'
 import { createUnavailableLog } from './http/observability/unavailable-log.js'
-import { authenticate, type KeyVerifier } from './http/pipeline/auth.js'
+import { authenticate } from './http/pipeline/auth.js'
 import { registerCompression } from './http/pipeline/compression.js'
 import { registerCors } from './http/pipeline/cors.js'
 import { parseJsonBody } from './http/pipeline/json-body.js'
+import type { KeyVerifier } from './http/pipeline/key-cache.js'
 import { installNotFoundHandler } from './http/pipeline/not-found.js'
 import { createAuthFailureLimiter, createRateLimiter } from './http/pipeline/rate-limit.js'
 import { requestIdFrom } from './http/pipeline/request-id.js'
 import { installRequestPipeline } from './http/pipeline/request-pipeline.js'
 import { buildValidatorCompiler } from './http/pipeline/validation.js'
-import { createCursorCodec } from './http/routes/cursor.js'
+import { type CursorCodec, createCursorCodec } from './http/routes/cursor.js'
 import { healthRoutes } from './http/routes/health.js'
 import { openApiServers, registerOpenApi } from './http/routes/openapi.js'
 import { petRoutes } from './http/routes/pets.js'
@@ -67,7 +68,44 @@ export async function buildApp({
   unavailableLogIntervalMs,
   tracing = false,
 }: AppDependencies): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app = createFastify(config, keys, logger)
+  installProtocolHandling(app)
+  installShutdownState(app)
+  installUnavailableLog(app, logger, unavailableLogIntervalMs)
+  // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
+  // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
+  // lock keyed clients out.
+  capConnections(app.server, config.maxConnections)
+  if (metrics) observeConnections(metrics.registry, app.server, config.maxConnections)
+  const cursors = createCursorCodec(cursorKey)
+  installBodyHandling(app, cursors)
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  installRequestPipeline(app, {
+    keys,
+    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
+    limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
+    notFound: installNotFoundHandler(app),
+    recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),
+    logger,
+  })
+  await registerCompression(app)
+
+  const linkBase = config.publicUrl ?? '/v1'
+  await registerOpenApi(app, openApiServers(config))
+  await app.register(petRoutes, {
+    pets: store.pets,
+    linkBase,
+    cursors,
+    idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
+  })
+  await app.register(healthRoutes, { ping: () => store.ping() })
+  await app.register(import('./http/routes/docs-page.js'))
+  return app
+}
+
+/** The Fastify instance with the server's options: logging, limits, timeouts, proxies, request ids, early errors. */
+function createFastify(config: AppDependencies['config'], keys: KeyVerifier, logger: FastifyBaseLogger): FastifyInstance {
+  return Fastify({
     loggerInstance: logger,
     // One line per request, written by the request pipeline, instead of Fastify's two; and no
     // child logger per request (log lines carry `reqId` themselves).
@@ -102,48 +140,26 @@ export async function buildApp({
     // validation (a 400 naming petId, after authentication) instead.
     routerOptions: { maxParamLength: 500 },
   })
-  installProtocolHandling(app)
-  installShutdownState(app)
-  const unavailableLog = createUnavailableLog(logger, unavailableLogIntervalMs)
+}
+
+/** The log of identical 503s (unavailable-log.ts) as `app.unavailableLog`, its last count written at close. */
+function installUnavailableLog(app: FastifyInstance, logger: FastifyBaseLogger, intervalMs: number | undefined): void {
+  const unavailableLog = createUnavailableLog(logger, intervalMs)
   app.decorate('unavailableLog', unavailableLog)
   app.addHook('onClose', (_instance, done) => {
     unavailableLog.flush()
     done()
   })
-  // Past this many open connections the longest-idle one makes room (or, when none is idle, the new
-  // one is closed at once): a flood of sockets can neither exhaust file descriptors or memory nor
-  // lock keyed clients out.
-  capConnections(app.server, config.maxConnections)
-  if (metrics) observeConnections(metrics.registry, app.server, config.maxConnections)
+}
+
+/** The shared schemas, the validator (int64-exact, cursors), the one JSON body parser and the error handler. */
+function installBodyHandling(app: FastifyInstance, cursors: CursorCodec): void {
   const schemas = [...RESOURCE_SCHEMAS, ErrorDetail, ErrorBody]
   for (const schema of schemas) app.addSchema(schema)
-  const cursors = createCursorCodec(cursorKey)
   app.setValidatorCompiler(buildValidatorCompiler(schemas, cursors))
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) =>
     parseJsonBody(request, body),
   )
   app.setErrorHandler(handleError)
-  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
-  installRequestPipeline(app, {
-    keys,
-    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
-    limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
-    notFound: installNotFoundHandler(app),
-    recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),
-    logger,
-  })
-  await registerCompression(app)
-
-  const linkBase = config.publicUrl ?? '/v1'
-  await registerOpenApi(app, openApiServers(config))
-  await app.register(petRoutes, {
-    pets: store.pets,
-    linkBase,
-    cursors,
-    idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
-  })
-  await app.register(healthRoutes, { ping: () => store.ping() })
-  await app.register(import('./http/routes/docs-page.js'))
-  return app
 }

@@ -1,7 +1,7 @@
 // OpenTelemetry tracing for `serve`: started only when an OTLP endpoint is configured, before Fastify
 // and pg are loaded (their instrumentations patch them as they load); off, nothing here is loaded.
 import cluster from 'node:cluster'
-import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import { type Attributes, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
 import type { FastifyInstance } from 'fastify'
 import { SERVICE_VERSION } from './build-info.js'
 import type { Config } from './config.js'
@@ -39,6 +39,21 @@ export async function startTracing({
   workers,
 }: Pick<Config, 'tracing' | 'workers'>): Promise<Tracing | undefined> {
   if (!config || (cluster.isPrimary && workers > 1)) return undefined
+  const provider = await startProvider(config)
+  const tracer = provider.getTracer('animal-store', SERVICE_VERSION)
+  return {
+    logFields,
+    traceStore: (store, system, collection) => traceStore(tracer, store, system, collection),
+    nameServerSpans,
+    shutdown: () => provider.shutdown(),
+  }
+}
+
+/**
+ * Loads the SDK, the instrumentations and the exporter of `config.protocol` (none of them is loaded
+ * when tracing is off), and registers the tracer provider and the instrumentations.
+ */
+async function startProvider(config: NonNullable<Config['tracing']>) {
   const [{ NodeTracerProvider, BatchSpanProcessor }, resources, { registerInstrumentations }, http, pg, exporter] =
     await Promise.all([
       import('@opentelemetry/sdk-trace-node'),
@@ -71,51 +86,54 @@ export async function startTracing({
       new pg.PgInstrumentation({ requireParentSpan: true }),
     ],
   })
-  const tracer = provider.getTracer('animal-store', SERVICE_VERSION)
-  return {
-    logFields(): Record<string, string> {
-      const span = trace.getActiveSpan()
-      if (!span) return {}
-      const { traceId, spanId, traceFlags } = span.spanContext()
-      return { trace_id: traceId, span_id: spanId, trace_flags: traceFlags.toString(16).padStart(2, '0') }
-    },
-    traceStore<T extends object>(store: T, system: string, collection: string): T {
-      const traced = { ...store } as Record<string, unknown>
-      for (const [name, method] of Object.entries(store)) {
-        if (typeof method !== 'function') continue
-        const attributes: Attributes = {
-          'db.system.name': system,
-          'db.operation.name': name,
-          'db.collection.name': collection,
+  return provider
+}
+
+/** Tracing.logFields. */
+function logFields(): Record<string, string> {
+  const span = trace.getActiveSpan()
+  if (!span) return {}
+  const { traceId, spanId, traceFlags } = span.spanContext()
+  return { trace_id: traceId, span_id: spanId, trace_flags: traceFlags.toString(16).padStart(2, '0') }
+}
+
+/** Tracing.traceStore, its spans started by `tracer`. */
+function traceStore<T extends object>(tracer: Tracer, store: T, system: string, collection: string): T {
+  const traced = { ...store } as Record<string, unknown>
+  for (const [name, method] of Object.entries(store)) {
+    if (typeof method !== 'function') continue
+    const attributes: Attributes = {
+      'db.system.name': system,
+      'db.operation.name': name,
+      'db.collection.name': collection,
+    }
+    traced[name] = (...args: unknown[]) => {
+      if (!trace.getActiveSpan()) return method.apply(store, args)
+      return tracer.startActiveSpan(`${name} ${collection}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+        try {
+          return await method.apply(store, args)
+        } catch (error) {
+          span.recordException(error as Error)
+          span.setStatus({ code: SpanStatusCode.ERROR })
+          throw error
+        } finally {
+          span.end()
         }
-        traced[name] = (...args: unknown[]) => {
-          if (!trace.getActiveSpan()) return method.apply(store, args)
-          return tracer.startActiveSpan(`${name} ${collection}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-            try {
-              return await method.apply(store, args)
-            } catch (error) {
-              span.recordException(error as Error)
-              span.setStatus({ code: SpanStatusCode.ERROR })
-              throw error
-            } finally {
-              span.end()
-            }
-          })
-        }
-      }
-      return traced as T
-    },
-    nameServerSpans(app) {
-      app.addHook('onResponse', (request, _reply, done) => {
-        const route = request.routeOptions.url
-        const span = trace.getActiveSpan()
-        if (route && span) {
-          span.updateName(`${request.method} ${route}`)
-          span.setAttribute('http.route', route)
-        }
-        done()
       })
-    },
-    shutdown: () => provider.shutdown(),
+    }
   }
+  return traced as T
+}
+
+/** Tracing.nameServerSpans. */
+function nameServerSpans(app: FastifyInstance): void {
+  app.addHook('onResponse', (request, _reply, done) => {
+    const route = request.routeOptions.url
+    const span = trace.getActiveSpan()
+    if (route && span) {
+      span.updateName(`${request.method} ${route}`)
+      span.setAttribute('http.route', route)
+    }
+    done()
+  })
 }

@@ -10,7 +10,7 @@ import {
   DEFAULT_PORT,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
 } from '../../src/config.js'
-import { createKeyVerifier } from '../../src/http/pipeline/auth.js'
+import { createKeyVerifier } from '../../src/http/pipeline/key-cache.js'
 import { openApiText } from '../../src/http/routes/openapi.js'
 import { openStore } from '../../src/store/index.js'
 

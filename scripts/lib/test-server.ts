@@ -18,7 +18,7 @@ import {
 } from '../../src/config.js'
 import { createMetricsRegistry } from '../../src/http/observability/metrics.js'
 import { registrySource, startMetricsServer } from '../../src/http/observability/metrics-server.js'
-import { createKeyVerifier, type KeyVerifier } from '../../src/http/pipeline/auth.js'
+import { createKeyVerifier, type KeyVerifier } from '../../src/http/pipeline/key-cache.js'
 import { parseJsonNumber } from '../../src/int64.js'
 import { createLogger } from '../../src/logger.js'
 import { type DatabaseConfig, openStore, type Store } from '../../src/store/index.js'
@@ -141,7 +141,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     },
   })
   const logger = createLogger(options.logLevel ?? 'info', sink)
-  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, options.keyRefreshMs)
+  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, { refreshMs: options.keyRefreshMs })
   const metrics = options.metrics
     ? {
         registry: createMetricsRegistry({

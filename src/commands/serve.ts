@@ -5,13 +5,15 @@
 // worker runs the app.
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { Registry } from 'prom-client'
 import { buildApp } from '../app.js'
 import type { Config } from '../config.js'
 import { drain } from '../http/connection/shutdown.js'
 import { createMetricsRegistry } from '../http/observability/metrics.js'
 import { type MetricsServer, registrySource } from '../http/observability/metrics-server.js'
-import { createKeyVerifier } from '../http/pipeline/auth.js'
+import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
 import { createLogger } from '../logger.js'
 import { startCluster } from '../server/cluster.js'
@@ -74,13 +76,7 @@ async function runServer(
 ): Promise<{ address: string; port: number; metrics: MetricsServer | undefined } | undefined> {
   const isWorker = prepare === undefined
   const logger = createLogger(config.logLevel, undefined, tracing?.logFields)
-  const store = await openStore(config.database, {
-    poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
-    namedStatementsNotKept: () =>
-      logger.warn(
-        'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
-      ),
-  })
+  const store = await openServiceStore(config, logger)
   let closeApp = async () => {}
   try {
     const { keys, cursorKey } = await startOnDatabase(config, logger, isWorker, async () => {
@@ -88,14 +84,7 @@ async function runServer(
       const cursorKey = await store.loadCursorKey()
       return { cursorKey, keys: await createKeyVerifier(store.apiKeys, config.apiKeys, logger) }
     })
-    const registry = config.metricsEnabled
-      ? createMetricsRegistry({
-          database: store.dialect,
-          poolStats: () => store.poolStats(),
-          idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
-          keyReloadFailures: () => keys.reloadFailures,
-        })
-      : undefined
+    const registry = metricsRegistry(config, store, keys)
     if (registry && isWorker) answerMetricsRequests(registry)
     // SQLite has no instrumentation of its own: its reads and the writer's round trips get a span here.
     const pets = tracing && store.dialect === 'sqlite' ? tracing.traceStore(store.pets, 'sqlite', 'pets') : store.pets
@@ -122,25 +111,61 @@ async function runServer(
       metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
     }
     await app.listen({ port: config.port, host: config.host })
-    closeWithGrace({ delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
-      // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
-      const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0
-      if (err) logger.error({ err }, 'closing after an unexpected error')
-      else logger.info({ signal, drainMs }, 'closing: finishing in-flight requests')
-      await drain(app, drainMs)
+    closeOnSignal(config, logger, app, async () => {
       await closeApp()
       await store.close()
       await tracing?.shutdown()
     })
-    if (isWorker) return undefined
-    const address = app.server.address()
-    if (typeof address !== 'object' || address === null) throw new Error('the server has no TCP address')
-    return { address: address.address, port: address.port, metrics: metricsServer }
+    return isWorker ? undefined : { ...tcpAddress(app), metrics: metricsServer }
   } catch (error) {
     await closeApp()
     await store.close()
     throw error
   }
+}
+
+/** Opens the configured database, its pool's troubles logged as warnings. */
+function openServiceStore(config: Config, logger: Logger): Promise<Store> {
+  return openStore(config.database, {
+    poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
+    namedStatementsNotKept: () =>
+      logger.warn(
+        'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
+      ),
+  })
+}
+
+/** The process's metrics registry, reading the store and the key verifier at scrape time; undefined when metrics are off. */
+function metricsRegistry(config: Config, store: Store, keys: KeyVerifier): Registry | undefined {
+  if (!config.metricsEnabled) return undefined
+  return createMetricsRegistry({
+    database: store.dialect,
+    poolStats: () => store.poolStats(),
+    idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
+    keyReloadFailures: () => keys.reloadFailures,
+  })
+}
+
+/**
+ * Arms the graceful close (close-with-grace): on a signal or an uncaught error, drain (SIGTERM only),
+ * then `close`; the process is ended anyway after SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS.
+ */
+function closeOnSignal(config: Config, logger: Logger, app: FastifyInstance, close: () => Promise<void>): void {
+  closeWithGrace({ delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
+    // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
+    const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0
+    if (err) logger.error({ err }, 'closing after an unexpected error')
+    else logger.info({ signal, drainMs }, 'closing: finishing in-flight requests')
+    await drain(app, drainMs)
+    await close()
+  })
+}
+
+/** The address and port the app listens on. */
+function tcpAddress(app: FastifyInstance): { address: string; port: number } {
+  const address = app.server.address()
+  if (typeof address !== 'object' || address === null) throw new Error('the server has no TCP address')
+  return { address: address.address, port: address.port }
 }
 
 function baseUrl(address: string, port: number): string {

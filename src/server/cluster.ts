@@ -8,7 +8,7 @@ import type { Config } from '../config.js'
 import type { MetricsServer } from '../http/observability/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
-import { createClusterMetrics } from './cluster-metrics.js'
+import { type ClusterMetrics, createClusterMetrics } from './cluster-metrics.js'
 import { startOnDatabase } from './database-wait.js'
 import { startMetricsListener } from './metrics-listener.js'
 
@@ -38,9 +38,38 @@ export async function startCluster(
   const metrics = clusterMetrics
     ? await startMetricsListener(config, clusterMetrics.source, logger, 'metrics of the workers')
     : undefined
+  const supervisor = superviseWorkers(logger, graceMs, clusterMetrics, metrics)
+  const workers = Array.from({ length: config.workers }, () => cluster.fork())
+  try {
+    const listening = await Promise.all(workers.map((worker) => whenListening(worker, config.host)))
+    supervisor.started()
+    return { ...(listening[0] ?? { address: config.host, port: config.port }), metrics }
+  } catch (error) {
+    await supervisor.stop('SIGTERM')
+    throw error
+  }
+}
 
+/** What startCluster does with its workers once forked: end the start, or stop them all. */
+interface Supervisor {
+  /** Every worker listens: from now on one that exits is replaced. */
+  started(): void
+  /** Stops the workers (SIGTERM, SIGKILL after the grace period) and the metrics listener; once. */
+  stop(signal: NodeJS.Signals): Promise<void>
+}
+
+/**
+ * Watches the workers: one that exits after the start is replaced after RESTART_DELAY_MS (a worker
+ * failing at start fails the start instead, not a loop); SIGTERM and SIGINT stop them all, killing
+ * those still running after `graceMs`.
+ */
+function superviseWorkers(
+  logger: Logger,
+  graceMs: number,
+  clusterMetrics: ClusterMetrics | undefined,
+  metrics: MetricsServer | undefined,
+): Supervisor {
   let stopping = false
-  const fork = () => cluster.fork()
   let starting = true
   cluster.on('exit', (worker, code, signal) => {
     clusterMetrics
@@ -50,7 +79,7 @@ export async function startCluster(
     logger.error({ workerId: worker.id, code, signal }, `worker exited; replacing it in ${RESTART_DELAY_MS} ms`)
     clusterMetrics?.workerReplaced()
     setTimeout(() => {
-      if (!stopping) fork()
+      if (!stopping) cluster.fork()
     }, RESTART_DELAY_MS).unref()
   })
   const stop = async (signal: NodeJS.Signals) => {
@@ -69,22 +98,18 @@ export async function startCluster(
   }
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
-
-  const workers = Array.from({ length: config.workers }, fork)
-  try {
-    const listening = await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<{ address: string; port: number }>((resolve, reject) => {
-            worker.once('listening', (address) => resolve({ address: address.address ?? config.host, port: address.port }))
-            worker.once('exit', (code) => reject(new Error(`a worker exited with code ${code} before it listened`)))
-          }),
-      ),
-    )
-    starting = false
-    return { ...(listening[0] ?? { address: config.host, port: config.port }), metrics }
-  } catch (error) {
-    await stop('SIGTERM')
-    throw error
+  return {
+    started: () => {
+      starting = false
+    },
+    stop,
   }
+}
+
+/** Where `worker` listens, once it does (`host` when it reports no address); rejects if it exits first. */
+function whenListening(worker: Worker, host: string): Promise<{ address: string; port: number }> {
+  return new Promise((resolve, reject) => {
+    worker.once('listening', (address) => resolve({ address: address.address ?? host, port: address.port }))
+    worker.once('exit', (code) => reject(new Error(`a worker exited with code ${code} before it listened`)))
+  })
 }

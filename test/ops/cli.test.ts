@@ -10,7 +10,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { DEFAULT_METRICS_PORT } from '../../src/config.js'
-import { KEY_REFRESH_MS } from '../../src/http/pipeline/auth.js'
+import { KEY_REFRESH_MS } from '../../src/http/pipeline/key-cache.js'
 import { MIGRATIONS } from '../../src/store/migrations/index.js'
 import {
   assertBuilt,

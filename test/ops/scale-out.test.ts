@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { freshDatabase, TEST_DATABASES, tempDir } from '../../scripts/lib/test-server.js'
-import { KEY_REFRESH_MS } from '../../src/http/pipeline/auth.js'
+import { KEY_REFRESH_MS } from '../../src/http/pipeline/key-cache.js'
 import { cliEnv, GENERATED_KEY, killLeftovers, runCli, startServe } from '../support/cli-process.js'
 
 const API_KEY = 'scale-out-test-key-0123456789abcdef'

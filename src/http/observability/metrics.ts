@@ -62,6 +62,16 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
   const registry = new Registry()
   const registers = [registry]
   collectDefaultMetrics({ register: registry })
+  registerRequestMetrics(registers)
+  registerBuildInfo(registers, sources.database)
+  registerStorageGauges(registers, sources)
+  registerFailureTotals(registers, sources)
+  registerCommitDurations(registers)
+  return registry
+}
+
+/** The request counter and duration histogram, by operation, method and status (createRequestMetrics records them). */
+function registerRequestMetrics(registers: Registry[]): void {
   const labelNames = ['operation', 'method', 'status'] as const
   new Counter({ name: 'http_requests_total', help: 'HTTP requests answered.', labelNames, registers })
   new Histogram({
@@ -71,22 +81,47 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
     buckets: [...REQUEST_DURATION_BUCKETS],
     registers,
   })
+}
+
+/** `animal_store_build_info`: always 1, labelled with the running build and the database. */
+function registerBuildInfo(registers: Registry[], database: string): void {
   new Gauge({
     name: 'animal_store_build_info',
     help: 'Always 1; the labels say which build runs: service version, git commit, Node.js version, database.',
     labelNames: ['version', 'commit', 'node', 'database'],
     aggregator: 'max',
     registers,
-  }).set({ version: SERVICE_VERSION, commit: SERVICE_COMMIT, node: NODE_VERSION, database: sources.database }, 1)
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      collect() {
-        this.set(read())
-      },
-    })
+  }).set({ version: SERVICE_VERSION, commit: SERVICE_COMMIT, node: NODE_VERSION, database }, 1)
+}
+
+/** A gauge set from `read()` at each scrape. */
+function scrapedGauge(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers,
+    collect() {
+      this.set(read())
+    },
+  })
+}
+
+/** A counter set to `read()` (a running total kept elsewhere) at each scrape. */
+function scrapedTotal(registers: Registry[], name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      this.reset()
+      this.inc(read())
+    },
+  })
+}
+
+/** The PostgreSQL pool's connections and waiting queries, and the SQLite writer's queue. */
+function registerStorageGauges(registers: Registry[], sources: MetricsSources): void {
+  const gauge = (name: string, help: string, read: () => number) => scrapedGauge(registers, name, help, read)
   gauge('db_pool_connections', 'PostgreSQL pool connections open (0 on SQLite).', () => sources.poolStats().total)
   gauge('db_pool_connections_in_use', 'PostgreSQL pool connections running a query.', () => sources.poolStats().inUse)
   gauge('db_pool_connections_idle', 'PostgreSQL pool connections open and idle.', () => {
@@ -99,16 +134,11 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
     'Creates sent to the SQLite writer thread and not yet answered (queued or committing; 0 on PostgreSQL).',
     writerQueueDepth,
   )
-  const total = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset()
-        this.inc(read())
-      },
-    })
+}
+
+/** The totals kept elsewhere: writer thread deaths, failed key reloads, Idempotency-Key records evicted. */
+function registerFailureTotals(registers: Registry[], sources: MetricsSources): void {
+  const total = (name: string, help: string, read: () => number) => scrapedTotal(registers, name, help, read)
   total(
     'animal_store_sqlite_writer_failures_total',
     'Times the SQLite writer thread died (the creates under way got 500; the next one starts a new thread).',
@@ -124,6 +154,10 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
     'Idempotency-Key records deleted before their 24 h because their API key reached IDEMPOTENCY_RECORDS_PER_KEY (a retry with such a key would create again).',
     sources.idempotencyRecordsEvicted,
   )
+}
+
+/** The SQLite writer's commit durations, observed from its diagnostics channel (sqlite-writer-events.ts). */
+function registerCommitDurations(registers: Registry[]): void {
   const commits = new Histogram({
     name: 'animal_store_sqlite_commit_duration_seconds',
     help: 'Duration of each SQLite writer-thread commit (one transaction of one or more creates, with its fsync), in seconds.',
@@ -131,7 +165,6 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
     registers,
   })
   subscribe(WRITER_COMMIT_CHANNEL, (message) => commits.observe((message as WriterCommit).seconds))
-  return registry
 }
 
 /**

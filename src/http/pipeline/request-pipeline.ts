@@ -3,13 +3,23 @@
 // onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
 // early 404/405), onSend (the request id, closing the connection when needed, lingering after an
 // early answer), and onResponse (the one log line and the metrics, handed to request-record.ts).
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  onResponseHookHandler,
+  onRouteHookHandler,
+  onSendHookHandler,
+} from 'fastify'
 import { lingerOnClose } from '../connection/lingering-close.js'
 import { continueIfExpected, hasUnreadBody, missingHost } from '../connection/protocol.js'
 import { ApiError } from '../errors.js'
 import type { RequestRecorder } from '../observability/request-record.js'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
-import { authenticate, type KeyIdentity, type KeyVerifier } from './auth.js'
+import { authenticate } from './auth.js'
+import type { KeyIdentity, KeyVerifier } from './key-cache.js'
 import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
 
 declare module 'fastify' {
@@ -47,23 +57,33 @@ export interface PipelineOptions {
  * (`http://host/v1/pets`, `/%76%31/pets`) can skip it; unknown paths need a key too, and are then
  * answered 404/405 before any body is read.
  */
-export function installRequestPipeline(
-  app: FastifyInstance,
-  { keys, limit, limitAuthFailures, notFound, recorder, logger }: PipelineOptions,
-): void {
+export function installRequestPipeline(app: FastifyInstance, options: PipelineOptions): void {
   app.decorateRequest('apiKey', null)
-  // The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
-  // first step sets them with the rest and no request pays for deciding; likewise the fixed fields of
-  // the route's log line are serialized once, into a child logger's bindings.
-  app.addHook('onRoute', (route) => {
+  app.addHook('onRoute', fixRouteParts(options.logger))
+  app.addHook('onRequest', admissionStep(options))
+  app.addHook('onSend', closingStep(app.shutdown))
+  app.addHook('onResponse', recordingStep(options))
+  app.addHook('onClose', (_instance, done) => {
+    options.recorder.flush()
+    done()
+  })
+}
+
+/**
+ * The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
+ * first step sets them with the rest and no request pays for deciding; likewise the fixed fields of
+ * the route's log line are serialized once, into a child logger's bindings.
+ */
+function fixRouteParts(logger: FastifyBaseLogger): onRouteHookHandler {
+  return (route) => {
     const headers = route.url.startsWith(API_PREFIX) ? { ...API_HEADERS, ...route.config?.headers } : route.config?.headers
     const requestLog = typeof route.method === 'string' ? logger.child({ method: route.method, route: route.url }) : undefined
     route.config = { ...route.config, ...(headers && { headers }), ...(requestLog && { requestLog }) }
-  })
-  // Once closing (shutdown.ts), every response asks its keep-alive client to reconnect (elsewhere):
-  // an idle kept-alive socket would otherwise hold the close open until the grace period kills the process.
-  const shutdown = app.shutdown
+  }
+}
 
+/** The first step: the route's fixed headers, the Host check, authentication, the rate limit, the early 404/405. */
+function admissionStep({ keys, limit, limitAuthFailures, notFound }: PipelineOptions): onRequestHookHandler {
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
     request.apiKey = identity
     // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
@@ -81,7 +101,7 @@ export function installRequestPipeline(
     return limitAuthFailures?.(request.ip) ?? error
   }
 
-  app.addHook('onRequest', (request, reply, done) => {
+  return (request, reply, done) => {
     const { config } = request.routeOptions
     if (config.headers) reply.headers(config.headers)
     const hostError = missingHost(request)
@@ -100,23 +120,32 @@ export function installRequestPipeline(
     } else {
       done(admit(request, reply, identity))
     }
-  })
+  }
+}
 
-  // Close the connection when answering before a declared body was read (401, 404, 405, 413, 415,
-  // 429, a public route): reading and discarding all of it would let a client without a key push
-  // any amount. The close lingers, bounded (lingering-close.ts), so that the answer is not lost to a
-  // reset. The request id goes on here rather than in the first step, so that responses written
-  // before it (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
-  app.addHook('onSend', (request, reply, payload, done) => {
+/**
+ * Close the connection when answering before a declared body was read (401, 404, 405, 413, 415,
+ * 429, a public route): reading and discarding all of it would let a client without a key push
+ * any amount. The close lingers, bounded (lingering-close.ts), so that the answer is not lost to a
+ * reset. Once closing (shutdown.ts), every response asks its keep-alive client to reconnect
+ * (elsewhere): an idle kept-alive socket would otherwise hold the close open until the grace period
+ * kills the process. The request id goes on here rather than in the first step, so that responses
+ * written before it (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
+ */
+function closingStep(shutdown: FastifyInstance['shutdown']): onSendHookHandler {
+  return (request, reply, payload, done) => {
     reply.header('x-request-id', request.id)
     if (hasUnreadBody(request)) {
       reply.header('connection', 'close')
       lingerOnClose(request.raw.socket)
     } else if (shutdown.closing) reply.header('connection', 'close')
     done(null, payload)
-  })
+  }
+}
 
-  app.addHook('onResponse', (request, reply, done) => {
+/** The last step: each answered request's log line and metrics, handed to the recorder. */
+function recordingStep({ recorder, logger }: PipelineOptions): onResponseHookHandler {
+  return (request, reply, done) => {
     const { config, schema, url } = request.routeOptions
     const status = reply.statusCode
     const durationMs = reply.elapsedTime
@@ -139,9 +168,5 @@ export function installRequestPipeline(
       durationMs,
     })
     done()
-  })
-  app.addHook('onClose', (_instance, done) => {
-    recorder.flush()
-    done()
-  })
+  }
 }

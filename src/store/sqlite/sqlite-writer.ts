@@ -74,51 +74,16 @@ interface Pending {
  * refused.
  */
 export function createSqliteWriter(path: string, statements: WriteStatements): SqliteWriter {
-  const workerData: WriterData = { path, statements: writeStatementTexts(statements) }
-  let worker: Worker | undefined
-  let closed = false
-  let seq = 0
-  const pending = new Map<number, Pending>()
-  const start = (): Worker => {
-    const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData })
-    thread.on('message', (reply: WriterReply | WriterCommitReport) => {
-      if (reply.kind === 'committed') return writerEvents.committed(reply.commit)
-      const waiting = pending.get(reply.seq)
-      if (!waiting) return
-      pending.delete(reply.seq)
-      writerEvents.answered()
-      if (reply.kind === 'failed') waiting.reject(Object.assign(new Error(reply.message), { code: reply.code }))
-      else waiting.resolve(reply)
-    })
-    const fail = (error: Error) => {
-      if (worker === thread) worker = undefined
-      writerEvents.answered(pending.size)
-      for (const waiting of pending.values()) waiting.reject(error)
-      pending.clear()
-    }
-    thread.on('error', fail)
-    thread.on('exit', (code) => {
-      if (!closed) writerEvents.threadFailed()
-      fail(new Error(`the SQLite writer thread exited (code ${code})`))
-    })
-    return thread
+  const state: WriterState = {
+    workerData: { path, statements: writeStatementTexts(statements) },
+    worker: undefined,
+    closed: false,
+    seq: 0,
+    pending: new Map(),
   }
-  // One job's round trip to the thread and back: the one place a request crosses.
-  const roundTrip = (job: WriterJob) =>
-    new Promise<Exclude<WriterReply, { kind: 'failed' }>>((resolve, reject) => {
-      if (closed) {
-        reject(new Error('the store is closed'))
-        return
-      }
-      worker ??= start()
-      const id = ++seq
-      pending.set(id, { resolve, reject })
-      writerEvents.sent()
-      worker.postMessage({ ...job, seq: id } satisfies WriterRequest)
-    })
   // The reply of the kind `job` asks for; any other is a bug of the thread.
   const expect = async <K extends WriterReply['kind']>(job: WriterJob, kind: K): Promise<Extract<WriterReply, { kind: K }>> => {
-    const reply = await roundTrip(job)
+    const reply = await roundTrip(state, job)
     if (!isKind(reply, kind)) throw new Error(`the SQLite writer answered ${reply.kind} to ${job.kind}`)
     return reply
   }
@@ -131,13 +96,64 @@ export function createSqliteWriter(path: string, statements: WriteStatements): S
       await expect({ kind: 'probe' }, 'probed')
     },
     close: async () => {
-      closed = true
-      const thread = worker
-      worker = undefined
+      state.closed = true
+      const thread = state.worker
+      state.worker = undefined
       await thread?.terminate()
     },
     get thread() {
-      return worker
+      return state.worker
     },
   }
+}
+
+/** The main thread's side of one writer: the thread running (if any), and the jobs awaiting its reply by `seq`. */
+interface WriterState {
+  readonly workerData: WriterData
+  worker: Worker | undefined
+  closed: boolean
+  seq: number
+  readonly pending: Map<number, Pending>
+}
+
+/** Starts a writer thread: its replies settle the pending jobs; its death rejects every one of them. */
+function startThread(state: WriterState): Worker {
+  const { pending } = state
+  const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), { workerData: state.workerData })
+  thread.on('message', (reply: WriterReply | WriterCommitReport) => {
+    if (reply.kind === 'committed') return writerEvents.committed(reply.commit)
+    const waiting = pending.get(reply.seq)
+    if (!waiting) return
+    pending.delete(reply.seq)
+    writerEvents.answered()
+    if (reply.kind === 'failed') waiting.reject(Object.assign(new Error(reply.message), { code: reply.code }))
+    else waiting.resolve(reply)
+  })
+  const fail = (error: Error) => {
+    if (state.worker === thread) state.worker = undefined
+    writerEvents.answered(pending.size)
+    for (const waiting of pending.values()) waiting.reject(error)
+    pending.clear()
+  }
+  thread.on('error', fail)
+  thread.on('exit', (code) => {
+    if (!state.closed) writerEvents.threadFailed()
+    fail(new Error(`the SQLite writer thread exited (code ${code})`))
+  })
+  return thread
+}
+
+/** One job's round trip to the thread (started if none runs) and back: the one place a request crosses. */
+function roundTrip(state: WriterState, job: WriterJob): Promise<Exclude<WriterReply, { kind: 'failed' }>> {
+  return new Promise((resolve, reject) => {
+    if (state.closed) {
+      reject(new Error('the store is closed'))
+      return
+    }
+    state.worker ??= startThread(state)
+    const id = ++state.seq
+    state.pending.set(id, { resolve, reject })
+    writerEvents.sent()
+    state.worker.postMessage({ ...job, seq: id } satisfies WriterRequest)
+  })
 }

@@ -210,7 +210,6 @@ function compiler(dialect: SqlDialect): Kysely<Database> {
 /** Compiles every pet statement for `dialect`: once per process (the stores prepare them once per connection). */
 export function compilePetStatements(dialect: SqlDialect): PetStatements {
   const db = compiler(dialect)
-  const where = { scope: slot('scope'), key: slot('key') }
   // Every NewPet member into its column, each value a slot named by its member: a new member needs no edit here.
   const newPet = Object.fromEntries(NEW_PET_MEMBERS.map((member) => [PET_COLUMNS[member], slot(member)])) as Insertable<PetsTable>
   return {
@@ -227,28 +226,44 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
             .select([sql.ref('pet.id').as('id'), RENDER[dialect].object('pet').as('body')])
         : db.insertInto('pets').values(newPet),
     ),
-    claim: compile(
-      db
-        .insertInto('idempotency_keys')
-        .values({
-          api_key_id: where.scope,
-          idempotency_key: where.key,
-          request_hash: slot('fingerprint'),
-          created_at: slot('now'),
+    ...compileIdempotencyStatements(db, dialect),
+    probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: 'p'.repeat(PROBE_WRITE_BYTES) })),
+    probeRemove: compile(db.deleteFrom('service_secrets').where('name', '=', PROBE_ROW)),
+  }
+}
+
+// Claims an Idempotency-Key: inserts its record, or takes over an expired one; returns a row only when this request now owns it.
+function claimStatement(db: Kysely<Database>) {
+  return db
+    .insertInto('idempotency_keys')
+    .values({
+      api_key_id: slot('scope'),
+      idempotency_key: slot('key'),
+      request_hash: slot('fingerprint'),
+      created_at: slot('now'),
+      pet_id: null,
+    })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['api_key_id', 'idempotency_key'])
+        .doUpdateSet((eb) => ({
+          request_hash: eb.ref('excluded.request_hash'),
+          created_at: eb.ref('excluded.created_at'),
           pet_id: null,
-        })
-        .onConflict((conflict) =>
-          conflict
-            .columns(['api_key_id', 'idempotency_key'])
-            .doUpdateSet((eb) => ({
-              request_hash: eb.ref('excluded.request_hash'),
-              created_at: eb.ref('excluded.created_at'),
-              pet_id: null,
-            }))
-            .where('idempotency_keys.created_at', '<', slot('expiredBefore')),
-        )
-        .returning(sql<number>`1`.as('claimed')),
-    ),
+        }))
+        .where('idempotency_keys.created_at', '<', slot('expiredBefore')),
+    )
+    .returning(sql<number>`1`.as('claimed'))
+}
+
+// The Idempotency-Key statements of PetStatements: claim, record, keep, expire, sweep, count, evictOldest.
+function compileIdempotencyStatements(
+  db: Kysely<Database>,
+  dialect: SqlDialect,
+): Pick<PetStatements, 'claim' | 'record' | 'keep' | 'expire' | 'sweep' | 'count' | 'evictOldest'> {
+  const where = { scope: slot('scope'), key: slot('key') }
+  return {
+    claim: compile(claimStatement(db)),
     record: compile(
       db
         .selectFrom('idempotency_keys')
@@ -290,8 +305,6 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
           .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())}`,
       ),
     ),
-    probeInsert: compile(db.insertInto('service_secrets').values({ name: PROBE_ROW, value: 'p'.repeat(PROBE_WRITE_BYTES) })),
-    probeRemove: compile(db.deleteFrom('service_secrets').where('name', '=', PROBE_ROW)),
   }
 }
 

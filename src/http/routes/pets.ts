@@ -39,10 +39,13 @@ const SECURITY = [{ bearerAuth: [] }]
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
-export async function petRoutes(
-  app: FastifyInstance,
-  { pets, linkBase, cursors, idempotencyRecordsPerKey }: PetRoutesOptions,
-): Promise<void> {
+export async function petRoutes(app: FastifyInstance, options: PetRoutesOptions): Promise<void> {
+  listPetsRoute(app, options)
+  createPetRoute(app, options)
+  getPetRoute(app, options)
+}
+
+function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRoutesOptions): void {
   app.get<{ Querystring: ListPetsQuery }>(
     '/v1/pets',
     {
@@ -74,7 +77,9 @@ export async function petRoutes(
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
   )
+}
 
+function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecordsPerKey }: PetRoutesOptions): void {
   app.post<{ Body: NewPet; Headers: { 'idempotency-key'?: string } }>(
     '/v1/pets',
     {
@@ -123,6 +128,13 @@ export async function petRoutes(
     },
   )
 
+  // The 201 of createPet, for a first create and a replay alike: the pet's body, and where it lives.
+  function created(reply: FastifyReply, pet: CreatedPet): FastifyReply {
+    return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(pet.body)
+  }
+}
+
+function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): void {
   app.get<{ Params: PetIdParams }>(
     '/v1/pets/:petId',
     {
@@ -149,9 +161,4 @@ export async function petRoutes(
       return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )
-
-  // The 201 of createPet, for a first create and a replay alike: the pet's body, and where it lives.
-  function created(reply: FastifyReply, pet: CreatedPet): FastifyReply {
-    return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(pet.body)
-  }
 }

@@ -8,7 +8,15 @@ import { DEFAULT_ITERATION_LIMIT } from '../../clients/typescript/src/index.js'
 import { DEPRECATION_HEADERS, SUNSET_DATE } from '../../src/http/routes/deprecation.js'
 import { INTERFACE_VERSION } from '../../src/http/routes/openapi.js'
 import { INT64_MAX, INT64_MIN } from '../../src/int64.js'
-import { BODY_LIMIT_BYTES, DEFAULT_PAGE_LIMIT, ListPetsQuery, MAX_PAGE_LIMIT, PET_STATUSES } from '../../src/schemas.js'
+import {
+  BODY_LIMIT_BYTES,
+  DEFAULT_PAGE_LIMIT,
+  ListPetsQuery,
+  MAX_PAGE_LIMIT,
+  NewPet,
+  PET_STATUSES,
+  Pet,
+} from '../../src/schemas.js'
 
 const root = new URL('../../', import.meta.url)
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8')
@@ -160,6 +168,22 @@ describe('docs/specification.md', () => {
     for (const [file, text] of stated) assert.ok(read(file).includes(text), `${file} states: ${text}`)
     // The client asks for the most a page may hold.
     assert.equal(DEFAULT_ITERATION_LIMIT, MAX_PAGE_LIMIT)
+  })
+
+  it('lists exactly the members of the NewPet and Pet schemas, in their order', () => {
+    for (const [heading, schema] of [
+      ['### NewPet', NewPet],
+      ['### Pet', Pet],
+    ] as const) {
+      const fields = tableAfter('docs/specification.md', heading).map(([field = '']) => field.replaceAll('`', ''))
+      assert.deepEqual(fields, Object.keys(schema.properties), heading)
+      const required = tableAfter('docs/specification.md', heading).map(([, , yes]) => yes === 'yes')
+      assert.deepEqual(
+        required,
+        Object.keys(schema.properties).map((member) => ((schema.required ?? []) as string[]).includes(member)),
+        `${heading}: the Required column`,
+      )
+    }
   })
 
   it('states the deprecation headers getPet sends', () => {

@@ -29,6 +29,9 @@ async function storeWithPets(url: string, poolMax: number, pets: number) {
   return { store, ids, notKept: () => notKept }
 }
 
+/** The Pet body of the pet with this id and name (whatever members follow): the right pet, not another statement's answer. */
+const petBody = (id: string | undefined, name: string) => new RegExp(`^\\{"id":${id},"name":"${name}",[^{}]*\\}$`)
+
 describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') }, () => {
   // The server itself, not the suite's pooler when it runs through one.
   const serverUrl = TEST_DATABASES.includes('postgres') ? testPostgresServerUrl() : ''
@@ -52,10 +55,7 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
     try {
       assert.deepEqual(await preparedNames(store), [])
       for (let i = 0; i < 3; i++) {
-        assert.equal(
-          await store.pets.findPet(BigInt(ids[0] ?? '')),
-          `{"id":${ids[0]},"name":"pet 0","categoryId":7,"status":"available"}`,
-        )
+        assert.match((await store.pets.findPet(BigInt(ids[0] ?? ''))) ?? '', petBody(ids[0], 'pet 0'))
         assert.equal((await store.pets.listPets({ limit: 2 })).lastId, ids[1])
       }
       const names = await preparedNames(store)
@@ -72,10 +72,7 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
     try {
       assert.ok(await store.pets.findPet(BigInt(ids[0] ?? '')))
       await sql`deallocate all`.execute(store.db) // as a pooler's other server connection would be
-      assert.equal(
-        await store.pets.findPet(BigInt(ids[1] ?? '')),
-        `{"id":${ids[1]},"name":"pet 1","categoryId":7,"status":"available"}`,
-      )
+      assert.match((await store.pets.findPet(BigInt(ids[1] ?? ''))) ?? '', petBody(ids[1], 'pet 1'))
       assert.equal(notKept(), 1)
       assert.equal((await store.pets.listPets({ limit: 1 })).more, true)
       assert.deepEqual(await preparedNames(store), [], 'no read is named any more')
@@ -99,10 +96,7 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
     try {
       // The name taken, on this very connection, by another statement.
       await sql.raw(`prepare ${name} as select 'not a pet' as body`).execute(store.db)
-      assert.equal(
-        await store.pets.findPet(BigInt(ids[0] ?? '')),
-        `{"id":${ids[0]},"name":"pet 0","categoryId":7,"status":"available"}`,
-      )
+      assert.match((await store.pets.findPet(BigInt(ids[0] ?? ''))) ?? '', petBody(ids[0], 'pet 0'))
       assert.equal(notKept(), 1)
     } finally {
       await store.close()

@@ -7,6 +7,7 @@ import { parse } from 'lossless-json'
 import pg from 'pg'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { parseJsonNumber } from '../../src/int64.js'
+import { PET_MEMBERS } from '../../src/store/pet-columns.js'
 import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe } from '../support/cli-process.js'
 
 const KEY = 'durability-key_0123456789abcdefXYZ'
@@ -47,7 +48,7 @@ function categoryIdFor(n: number): bigint {
 /** The text of each field of a Pet body, numbers as their exact digits. */
 function petText(body: string): PetText {
   const pet = parse(body, null, parseJsonNumber) as Record<string, unknown>
-  assert.deepEqual(Object.keys(pet).sort(), ['categoryId', 'id', 'name', 'status'], body)
+  assert.deepEqual(Object.keys(pet), PET_MEMBERS, body)
   return { id: String(pet.id), name: String(pet.name), categoryId: String(pet.categoryId), status: String(pet.status) }
 }
 

@@ -4,7 +4,7 @@
 import { type Browser, chromium } from 'playwright-core'
 
 /** Debian's chromium package. Without it the browser tests fail. */
-export const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = '/usr/bin/chromium'
 
 const CHROMIUM_ARGS = [
   '--headless',

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { freePort, postgresReachableTmpdir, postgresUser } from './postgres-server.js'
 
 /** The PgBouncer binary Debian's `pgbouncer` package installs (1.18 on Debian 12). */
-export const PGBOUNCER = '/usr/sbin/pgbouncer'
+const PGBOUNCER = '/usr/sbin/pgbouncer'
 
 /** A running PgBouncer: the URL through it (same user, password and database as the server's). */
 export interface PgBouncer {

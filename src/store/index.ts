@@ -18,8 +18,7 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { MigrationReport } from './migrate.js'
-export type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetPage, PetPageQuery, PetStore } from './pet-store.js'
+export type { CreatedPet, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -146,7 +145,7 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
  * role's statement_timeout, and both together stay below this, so the service never gives up on a
  * statement that could still commit after its client was told it failed.
  */
-export function queryTimeoutMs(statementTimeoutMs: number): number {
+function queryTimeoutMs(statementTimeoutMs: number): number {
   return statementTimeoutMs + 3000
 }
 

@@ -148,7 +148,7 @@ export function rawExchange(port: number, bytes: Buffer, options: RawOptions = {
 }
 
 /** Splits HTTP/1.x response bytes into responses (Content-Length, chunked, or close-delimited bodies; none when `bodiless`, as for HEAD). */
-export function parseResponses(bytes: Buffer, bodiless = false): Seen[] {
+function parseResponses(bytes: Buffer, bodiless = false): Seen[] {
   const responses: Seen[] = []
   let rest = bytes
   while (rest.length > 0) {

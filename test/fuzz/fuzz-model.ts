@@ -8,10 +8,10 @@ export const BODY_LIMIT = 16384
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
 export const STATUSES = ['available', 'pending', 'sold'] as const
-/** An id no test creates (ids count up from 1). */
-export const UNUSED_ID = INT64_MAX
+/** An id no test creates (ids count up from 1): the largest int64. */
+export const UNUSED_ID = 2n ** 63n - 1n
 /** Nesting deeper than this may be refused as invalid_json rather than validated (the existing suite allows either). */
-export const DEEP = 1000
+const DEEP = 1000
 
 /** What the service must answer: the status, the acceptable codes, and for 400 invalid_request the failing fields. */
 export interface Expected {
@@ -33,7 +33,7 @@ const INVALID_JSON: Expected = { status: 400, codes: ['invalid_json'] }
 // ---------------------------------------------------------------- JSON values, exactly
 
 /** A JSON value with numbers kept as their literal text and objects as their entries, duplicates included. */
-export type Json =
+type Json =
   | { t: 'null' }
   | { t: 'bool'; v: boolean }
   | { t: 'num'; text: string }
@@ -46,7 +46,7 @@ const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 
 /** Parses text that JSON.parse accepted, without recursion (any depth), and reports the nesting depth. */
-export function parseJson(text: string): { value: Json; depth: number } {
+function parseJson(text: string): { value: Json; depth: number } {
   let i = 0
   let depth = 0
   const open: Array<{ node: Container; key: string }> = []
@@ -139,7 +139,7 @@ export function parseJson(text: string): { value: Json; depth: number } {
 }
 
 /** A JSON number literal as sign · digits · 10^exponent, digits without leading or trailing zeros ('' for zero). */
-export function decimal(text: string): { negative: boolean; digits: string; exponent: bigint } {
+function decimal(text: string): { negative: boolean; digits: string; exponent: bigint } {
   const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)
   if (!match) throw new Error(`not a JSON number: ${text}`)
   const [, sign, whole = '', fraction = '', exponent = '0'] = match
@@ -154,7 +154,7 @@ export function decimal(text: string): { negative: boolean; digits: string; expo
 }
 
 /** The exact int64 a JSON number literal denotes, or undefined (a fraction, or outside −2^63…2^63−1). */
-export function int64Of(literal: string): bigint | undefined {
+function int64Of(literal: string): bigint | undefined {
   const { negative, digits, exponent } = decimal(literal)
   if (digits === '') return 0n
   if (exponent < 0n || BigInt(digits.length) + exponent > 19n) return undefined
@@ -170,14 +170,14 @@ function numbersEqual(a: string, b: string): boolean {
 }
 
 /** An object's members, the first of each repeated key. */
-export function members(object: Extract<Json, { t: 'obj' }>): Map<string, Json> {
+function members(object: Extract<Json, { t: 'obj' }>): Map<string, Json> {
   const map = new Map<string, Json>()
   for (const [key, value] of object.entries) if (!map.has(key)) map.set(key, value)
   return map
 }
 
 /** Equality of JSON values: numbers by exact value (1 = 1.0 = 1e0), objects regardless of order. */
-export function jsonEqual(a: Json, b: Json): boolean {
+function jsonEqual(a: Json, b: Json): boolean {
   switch (a.t) {
     case 'null':
       return b.t === 'null'
@@ -199,7 +199,7 @@ export function jsonEqual(a: Json, b: Json): boolean {
 }
 
 /** Whether some object, at any depth, repeats a key with a different value (README: invalid_json). */
-export function repeatsKeyWithAnotherValue(root: Json): boolean {
+function repeatsKeyWithAnotherValue(root: Json): boolean {
   const pending: Json[] = [root]
   for (let node = pending.pop(); node; node = pending.pop()) {
     if (node.t === 'arr') pending.push(...node.items)
@@ -226,7 +226,7 @@ export function isValidName(name: string): boolean {
 }
 
 /** The answer to a createPet whose body is this JSON value (NewPet rules of the README). */
-export function newPetVerdict(value: Json): Expected {
+function newPetVerdict(value: Json): Expected {
   if (value.t !== 'obj') return invalidRequest(new Set(['']))
   const fields = new Set<string>()
   const body = members(value)
@@ -336,7 +336,7 @@ export function asServerSees(value: string): string {
 // ---------------------------------------------------------------- queries, cursors and petIds
 
 /** A form-urlencoded component as a server decodes it: `+` is a space; a malformed escape leaves it as sent. */
-export function decodeComponent(text: string): string {
+function decodeComponent(text: string): string {
   const spaced = text.replace(/\+/g, ' ')
   try {
     return decodeURIComponent(spaced)
@@ -346,7 +346,7 @@ export function decodeComponent(text: string): string {
 }
 
 /** A query string's parameters by name, every value of a repeated name kept. */
-export function parseQuery(query: string): Map<string, string[]> {
+function parseQuery(query: string): Map<string, string[]> {
   const map = new Map<string, string[]>()
   for (const pair of query.split('&')) {
     if (pair === '') continue
@@ -361,7 +361,7 @@ export function parseQuery(query: string): Map<string, string[]> {
 const PLAIN_INT = /^-?(0|[1-9]\d*)$/
 
 /** An int64 written as a plain decimal (no sign `+`, no leading zeros, no exponent), or undefined. */
-export function plainInt64(text: string): bigint | undefined {
+function plainInt64(text: string): bigint | undefined {
   if (!PLAIN_INT.test(text)) return undefined
   const value = BigInt(text)
   return value >= INT64_MIN && value <= INT64_MAX ? value : undefined

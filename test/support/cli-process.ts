@@ -11,11 +11,11 @@ import { fileURLToPath } from 'node:url'
 /** The repository root, where the CLI runs from. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The built CLI entry point. */
-export const CLI = join(REPO_ROOT, 'dist', 'cli.js')
+const CLI = join(REPO_ROOT, 'dist', 'cli.js')
 /** The line `serve` prints once it listens; group 1 is the port. */
-export const LISTENING = /^Animal Store listening on http:\/\/127\.0\.0\.1:(\d+)\/v1 /m
+const LISTENING = /^Animal Store listening on http:\/\/127\.0\.0\.1:(\d+)\/v1 /m
 /** The line `serve` prints, before LISTENING, when metrics are on; group 1 is the metrics origin. */
-export const METRICS_LISTENING = /^Prometheus metrics on (http:\/\/[^/\s]+)\/metrics$/m
+const METRICS_LISTENING = /^Prometheus metrics on (http:\/\/[^/\s]+)\/metrics$/m
 /** The shape of a generated API key. */
 export const GENERATED_KEY = /^ask_[A-Za-z0-9_-]{43}$/
 
@@ -50,7 +50,7 @@ export function cliEnv(variables: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** How a child process ended and what it printed. */
-export interface Exit {
+interface Exit {
   code: number | null
   signal: NodeJS.Signals | null
 }

@@ -50,7 +50,7 @@ export interface Nginx {
  * root and the workers run as `nobody`, as in a packaged install. Resolves once it accepts connections.
  */
 async function startNginx(serverBlock: string, port: number): Promise<Nginx> {
-  assert.ok(existsSync(NGINX), `${NGINX} is missing: install Debian's nginx-light (.ci/run does)`)
+  assert.ok(existsSync(NGINX), `${NGINX} is missing: install it: scripts/install-test-tools.sh`)
   const prefix = tempDir()
   // Workers running as nobody must reach the temporary folders nginx creates (and chowns) in here.
   chmodSync(prefix.path, 0o755)

@@ -115,7 +115,7 @@ async function retryReason(error: Error, transport: TransportOptions, context: C
 }
 
 /** The body of an error response, parsed when it is JSON (from a clone: the response stays readable). */
-export async function errorBody(response: Response): Promise<unknown> {
+async function errorBody(response: Response): Promise<unknown> {
   const text = await response.clone().text()
   try {
     return parseJson(text)

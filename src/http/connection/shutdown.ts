@@ -23,7 +23,7 @@ declare module 'fastify' {
 }
 
 /** Most time (ms) kept-alive clients get, once no connection is accepted, to take their `Connection: close`. */
-export const CLOSE_LINGER_MS = 1000
+const CLOSE_LINGER_MS = 1000
 
 /** Decorates `app` with its ShutdownState; `app.close()` alone (no drain) moves it to closing too. */
 export function installShutdownState(app: FastifyInstance): ShutdownState {

@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** The interval (ms) over which identical unavailability failures are counted into one line. */
-export const UNAVAILABLE_LOG_INTERVAL_MS = 10_000
+const UNAVAILABLE_LOG_INTERVAL_MS = 10_000
 
 /** Records one request that failed with `error` (a StoreUnavailableError); `flush` logs pending counts now. */
 export interface UnavailableLog {

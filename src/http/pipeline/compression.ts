@@ -13,7 +13,7 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024
  * synchronous call. One synchronous call on 64 KiB holds the
  * event loop about 0.15 ms; pages of 100 pets with long names stay under it.
  */
-export const SYNC_COMPRESSION_MAX_BYTES = 65_536
+const SYNC_COMPRESSION_MAX_BYTES = 65_536
 
 /**
  * Registers @fastify/compress (call before the routes: it attaches itself to each route as it is

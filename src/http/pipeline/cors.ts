@@ -25,7 +25,7 @@ export const CORS_EXPOSED_HEADERS = [
 ]
 
 /** How long a browser may reuse a preflight's answer, in seconds (Access-Control-Max-Age). */
-export const CORS_MAX_AGE_SECONDS = 600
+const CORS_MAX_AGE_SECONDS = 600
 
 // Whether `request` is a CORS preflight (Fetch standard, "CORS-preflight request"): OPTIONS with
 // `Origin` and `Access-Control-Request-Method`. Browsers never send credentials on one, so it is

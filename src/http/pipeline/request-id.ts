@@ -2,7 +2,7 @@
 // request through our logs, else a new UUID. Sent back as `X-Request-Id` and logged as `reqId`.
 
 /** Longest client-chosen request id accepted, in characters. */
-export const MAX_REQUEST_ID_LENGTH = 128
+const MAX_REQUEST_ID_LENGTH = 128
 // 1–128 visible ASCII characters (RFC 9110 §5.5 VCHAR): nothing that could break a header or a log line.
 const WELL_FORMED = new RegExp(`^[\\x21-\\x7e]{1,${MAX_REQUEST_ID_LENGTH}}$`)
 

@@ -17,7 +17,7 @@ const LOCK_ID = '3853314791062309107'
  * transaction and frees the lock. Releasing rolls back whatever is still open: the transaction of a
  * failed acquire, else nothing (a warning again).
  */
-export class TransactionLockAdapter extends PostgresAdapter {
+class TransactionLockAdapter extends PostgresAdapter {
   constructor(private readonly lockTimeoutMs: number) {
     super()
   }

@@ -10,7 +10,7 @@ interface Waiting<T, R> {
 }
 
 /** Most rows per transaction: bounds how long one commit holds the connection (and reads). */
-export const MAX_BATCH_ROWS = 256
+const MAX_BATCH_ROWS = 256
 
 /**
  * Wraps synchronous inserts into an asynchronous one that batches the items queued during one turn

@@ -11,13 +11,13 @@ import { prepareSqliteFile } from './sqlite-file.js'
  * Pages copied per backup step (1 MiB at the default 4 KiB page): the granularity of progress reports.
  * Small steps cost nothing here: the source's snapshot is pinned, so no step ever restarts the copy.
  */
-export const BACKUP_PAGES_PER_STEP = 256
+const BACKUP_PAGES_PER_STEP = 256
 
 // The files SQLite keeps beside a database, by suffix.
 const JOURNAL_SUFFIXES = ['-wal', '-shm', '-journal']
 
 /** Mode of the files backup and restore create (a backup, the copy kept aside): owner only. */
-export const BACKUP_FILE_MODE = 0o600
+const BACKUP_FILE_MODE = 0o600
 
 /** How far a copy is: `copiedPages` of `totalPages` database pages of `pageSize` bytes. */
 export interface BackupProgress {

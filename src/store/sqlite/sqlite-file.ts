@@ -4,9 +4,9 @@ import { closeSync, constants, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /** Mode of a data folder this creates: owner only (a umask can only remove bits). */
-export const DATA_FOLDER_MODE = 0o700
+const DATA_FOLDER_MODE = 0o700
 /** Mode of a database file this creates; SQLite gives its -wal and -shm files the same mode. */
-export const DATABASE_FILE_MODE = 0o600
+const DATABASE_FILE_MODE = 0o600
 
 /**
  * Creates the folders on the way to `path` (DATA_FOLDER_MODE) and the database file itself

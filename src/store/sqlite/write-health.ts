@@ -6,7 +6,7 @@
 import { classifyDriverError, StoreUnavailableError } from '../unavailable.js'
 
 /** Least time (ms) between two probe writes while the store is marked not writable. */
-export const WRITE_PROBE_INTERVAL_MS = 1000
+const WRITE_PROBE_INTERVAL_MS = 1000
 
 /** The write outcomes seen so far, and the readiness check built on them. */
 export interface WriteHealth {

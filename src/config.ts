@@ -29,11 +29,11 @@ import type { DatabaseConfig } from './store/index.js'
 export { ConfigError, parseDatabaseUrl } from './config-variables.js'
 
 /** pino levels accepted by LOG_LEVEL. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
 /** OTLP/HTTP encodings the trace exporter speaks (OTEL_EXPORTER_OTLP_PROTOCOL); gRPC is not shipped. */
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
 
 // HOST and METRICS_HOST: any name or address the resolver takes, so only spaces are refused here.
 const hostName = (description: string) =>
@@ -230,7 +230,7 @@ export interface Config extends Settings<typeof VARIABLES> {
 }
 
 /** How spans are exported; the OpenTelemetry SDK reads the endpoint and its other settings itself. */
-export interface TracingConfig {
+interface TracingConfig {
   readonly protocol: (typeof OTLP_PROTOCOLS)[number]
 }
 

@@ -11,7 +11,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024
  * A signed 64-bit integer (`type: integer, format: int64`). In requests it arrives as an Int64Value
  * (a number when safe, a bigint beyond ±(2^53−1)); the store returns Int64Text. See src/int64.ts.
  */
-export const Int64 = Type.Unsafe<Int64Value>({ type: 'integer', format: 'int64' })
+const Int64 = Type.Unsafe<Int64Value>({ type: 'integer', format: 'int64' })
 
 /** PetStatus values (docs/specification.md, PetStatus). */
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const

@@ -6,7 +6,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Database } from './tables.js'
 
 /** Rows per batch read (keyset on id): memory stays flat whatever the table's size. */
-export const COPY_BATCH_ROWS = 5000
+const COPY_BATCH_ROWS = 5000
 
 /**
  * Most values bound by one multi-row insert: under SQLite's 32,766 and PostgreSQL's 65,535, so a
@@ -18,7 +18,7 @@ const MAX_BOUND_VALUES = 30_000
 export type CopiedTable = 'pets' | 'api_keys'
 
 /** One table's rows as verification sees them: `rows` counted by `count(*)`, `sha256` lowercase hex. */
-export interface TableSummary {
+interface TableSummary {
   rows: number
   sha256: string
 }
@@ -117,7 +117,7 @@ const canonical = (value: unknown): unknown => (typeof value === 'bigint' || typ
  * ends with the whole copy or unchanged.
  *
  * Throws TargetNotEmptyError when the target holds any pet or key and `replace` is false,
- * CopyVerificationError when the summaries (summarizeStore) of the two sides differ after copying, or
+ * CopyVerificationError when the summaries (summarizeTables) of the two sides differ after copying, or
  * the driver's error; in each case the target is left as it was. `source` and `target` must be
  * different databases.
  */
@@ -160,16 +160,12 @@ export async function copyStore(source: Kysely<Database>, target: Kysely<Databas
 }
 
 /**
- * Counts and checksums both tables of `db`, reading `batchRows` rows at a time (memory stays flat).
- * The checksum is SHA-256 over one line per row in id order: every column the table has (`id`
- * first, then the others in name order) as a JSON array, integers as decimal strings and NULL as
- * null, each line ending in "\n". The same rows give the same summary on SQLite and PostgreSQL.
+ * Counts and checksums both tables of `db` over the source's columns, reading `batchRows` rows at a
+ * time (memory stays flat). The checksum is SHA-256 over one line per row in id order: every column
+ * of the source's table (`id` first, then the others in name order) as a JSON array, integers as
+ * decimal strings and NULL as null, each line ending in "\n". The same rows give the same summary on
+ * SQLite and PostgreSQL.
  */
-export async function summarizeStore(db: Kysely<Database>, batchRows = COPY_BATCH_ROWS): Promise<StoreSummary> {
-  return summarizeTables(db, { pets: await tableSpec(db, 'pets'), apiKeys: await tableSpec(db, 'api_keys') }, batchRows)
-}
-
-// Both sides of a copy are summarized over the source's columns.
 async function summarizeTables(
   db: Kysely<Database>,
   tables: { pets: TableSpec; apiKeys: TableSpec },

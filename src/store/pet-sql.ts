@@ -85,7 +85,7 @@ function petSelection(table = 'pets') {
 /** The four listPets statements: with or without a status filter, first page or after a cursor. */
 export type ListVariant = `${'all' | 'status'}-${'first' | 'after'}`
 /** The listPets variants, for compiling them all up front. */
-export const LIST_VARIANTS: readonly ListVariant[] = ['all-first', 'all-after', 'status-first', 'status-after']
+const LIST_VARIANTS: readonly ListVariant[] = ['all-first', 'all-after', 'status-first', 'status-after']
 
 /** The listPets variant of a page query. */
 export function listVariant(query: PetPageQuery): ListVariant {
@@ -93,7 +93,7 @@ export function listVariant(query: PetPageQuery): ListVariant {
 }
 
 /** The values a page statement takes (`status` and `afterId` only in the variants that filter on them). */
-export type PageValue = 'limit' | 'status' | 'afterId'
+type PageValue = 'limit' | 'status' | 'afterId'
 
 /**
  * The row of a page statement: `body`, the Pets JSON of at most `limit` pets; `lastId`, the last
@@ -192,7 +192,7 @@ const PROBE_WRITE_BYTES = 65_536
 const PROBE_ROW = 'write-probe'
 
 /** Most expired idempotency records one idempotent create deletes: bounded work per request. */
-export const EXPIRED_DELETE_BATCH = 16
+const EXPIRED_DELETE_BATCH = 16
 
 // Kysely without a connection: it only compiles (Kysely's "splitting build, compile and execute" recipe).
 function compiler(dialect: SqlDialect): Kysely<Database> {

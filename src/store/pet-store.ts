@@ -24,7 +24,7 @@ export interface PetPageQuery {
  * int64 as exact digits); `lastId`, the id of its last pet; `more`, whether pets follow it (then a
  * next page exists and `lastId` is set).
  */
-export interface PetPage {
+interface PetPage {
   json: string
   lastId: Int64Text | undefined
   more: boolean

@@ -3,7 +3,7 @@
 import type { Generated } from 'kysely'
 
 /** An int64 column as read: bigint (SQLite) or string (PostgreSQL int8); written as bigint or string. */
-export type Int64Column = bigint | string
+type Int64Column = bigint | string
 
 /** `pets`: one row per animal. */
 export interface PetsTable {
@@ -28,7 +28,7 @@ export interface ApiKeysTable {
  * when it was made (ms since the Unix epoch) and the id of the pet it created, written in the pet's
  * transaction (migration 0005; null only inside that transaction).
  */
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   api_key_id: string
   idempotency_key: string
   request_hash: string
@@ -37,7 +37,7 @@ export interface IdempotencyKeysTable {
 }
 
 /** `service_secrets`: secrets the service made for itself (base64url), by name. Never logged. */
-export interface ServiceSecretsTable {
+interface ServiceSecretsTable {
   name: string
   value: string
 }

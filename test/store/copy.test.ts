@@ -50,7 +50,7 @@ async function rowsAsText(db: Kysely<Database>) {
   return { pets: await rows('pets'), apiKeys: await rows('api_keys') }
 }
 
-/** The checksum as docs/operating.md documents it (`id`, then the other columns by name), computed here independently of src/store/copy.ts. */
+/** The checksum as the README documents it (`id`, then the other columns by name), computed here independently of src/store/copy.ts. */
 function documentedChecksum(rows: Array<Record<string, string | null>>): string {
   const hash = createHash('sha256')
   for (const row of rows) {

@@ -21,7 +21,7 @@ export interface KeyIdentity {
  * Hex digits of a configured key's SHA-256 in its id: 64 bits, so two keys of one list never share an
  * id (and an idempotency scope), while the id reveals nothing usable about the key.
  */
-export const CONFIGURED_KEY_ID_HEX = 16
+const CONFIGURED_KEY_ID_HEX = 16
 
 /**
  * The id of an API_KEYS entry (`API_KEYS:` + hex digits of its SHA-256): logs, rate limits and

@@ -13,7 +13,7 @@ import { ApiError } from '../errors.js'
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000
 
 /** Longest Idempotency-Key accepted, in characters. */
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 255
+const IDEMPOTENCY_KEY_MAX_LENGTH = 255
 
 /**
  * The request headers createPet reads: an optional `Idempotency-Key` of 1–255 visible ASCII

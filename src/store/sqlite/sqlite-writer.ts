@@ -16,7 +16,7 @@ export interface WriterData {
  * A job for the writer thread: a create (plain, or under an Idempotency-Key), a batch of expired
  * idempotency records to delete, or readiness's probe write.
  */
-export type WriterJob =
+type WriterJob =
   | { kind: 'insert'; draft: PetDraft }
   | { kind: 'insertOnce'; job: OnceJob }
   | { kind: 'sweep'; expiredBefore: number; limit: number }

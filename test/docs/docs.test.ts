@@ -156,6 +156,7 @@ describe('docs/specification.md', () => {
       ['README.md', `\`limit\` must be a plain decimal integer 1–${MAX_PAGE_LIMIT}`],
       ['README.md', `(\`0\`, \`${MAX_PAGE_LIMIT + 1}\`,`],
       ['README.md', `every page, ${DEFAULT_ITERATION_LIMIT} per request`],
+      ['README.md', `(${DEFAULT_ITERATION_LIMIT} per request, resumable from a cursor)`],
       ['docs/security.md', `\`limit\` at most ${MAX_PAGE_LIMIT} per page`],
       // The reference apps run from a copy of their own file, without the service's modules.
       [

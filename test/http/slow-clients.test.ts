@@ -2,7 +2,8 @@
 // loop): headers sent a byte at a time, a body that never finishes and thousands of silent connections are cut off by
 // the server timeouts of src/http/connection/timeouts.ts, while a normal client keeps being answered quickly throughout.
 import assert from 'node:assert/strict'
-import { request } from 'node:http'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { after, before, describe, it } from 'node:test'
@@ -99,47 +100,61 @@ function ending(client: RawClient): string {
 interface NormalResult {
   status: number
   ms: number
-  /** performance.now() when it was sent. */
+  /** performance.now() of this process when it was sent. */
   startedAt: number
 }
 
-/** GET /v1/pets?limit=5 on a new connection, timed from before connecting to the end of the body. */
-function normalRequest(server: ServeProcess): Promise<NormalResult> {
-  const start = performance.now()
-  return new Promise((resolve) => {
-    const done = (status: number) => resolve({ status, ms: performance.now() - start, startedAt: start })
-    const outgoing = request(
-      `${server.origin}/v1/pets?limit=5`,
-      { agent: false, headers: { authorization: `Bearer ${KEY}` }, timeout: 5000 },
-      (response) => {
+// The normal client, in a process of its own: this one holds thousands of raw sockets whose closes
+// all arrive at once, and (under `npm test`'s coverage) runs instrumented; timings taken here would
+// measure this process's event loop, not the service. It sends GET /v1/pets?limit=5 on a new
+// connection every NORMAL_PACE_MS (each after the previous answer), timed from before connecting to
+// the end of the body, until its stdin ends; then it prints its results as JSON.
+const NORMAL_CLIENT = `
+  const { request } = await import('node:http')
+  const { setTimeout: delay } = await import('node:timers/promises')
+  let stop = false
+  process.stdin.on('end', () => { stop = true }).resume()
+  const one = () => {
+    const start = performance.now()
+    return new Promise((resolve) => {
+      const done = (status) => resolve({ status, ms: performance.now() - start, startedAt: performance.timeOrigin + start })
+      const outgoing = request(process.env.NORMAL_URL, { agent: false, headers: { authorization: process.env.NORMAL_AUTHORIZATION }, timeout: 5000 }, (response) => {
         response.resume()
         response.once('end', () => done(response.statusCode ?? 0))
         response.once('error', () => done(0))
-      },
-    )
-    outgoing.once('timeout', () => outgoing.destroy(new Error('timed out')))
-    outgoing.once('error', () => done(0))
-    outgoing.end()
-  })
-}
-
-/** Sends a normal request every NORMAL_PACE_MS (each after the previous answer) until `until` settles. */
-async function normalTraffic(server: ServeProcess, until: Promise<unknown>): Promise<NormalResult[]> {
-  let stop = false
-  until.then(
-    () => {
-      stop = true
-    },
-    () => {
-      stop = true
-    },
-  )
-  const results: NormalResult[] = []
-  while (!stop) {
-    results.push(await normalRequest(server))
-    await delay(NORMAL_PACE_MS)
+      })
+      outgoing.once('timeout', () => outgoing.destroy(new Error('timed out')))
+      outgoing.once('error', () => done(0))
+      outgoing.end()
+    })
   }
-  return results
+  const results = []
+  while (!stop) {
+    results.push(await one())
+    await delay(${NORMAL_PACE_MS})
+  }
+  process.stdout.write(JSON.stringify(results))
+`
+
+/** Runs the normal client (NORMAL_CLIENT) until `until` settles; its results, `startedAt` on this process's clock. */
+async function normalTraffic(server: ServeProcess, until: Promise<unknown>): Promise<NormalResult[]> {
+  const client = spawn(process.execPath, ['--input-type=module', '-e', NORMAL_CLIENT], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, NORMAL_URL: `${server.origin}/v1/pets?limit=5`, NORMAL_AUTHORIZATION: `Bearer ${KEY}` },
+  })
+  let output = ''
+  client.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk
+  })
+  const exited = once(client, 'exit')
+  await until.then(
+    () => {},
+    () => {},
+  )
+  client.stdin.end()
+  const [code] = await exited
+  assert.equal(code, 0, 'the normal client ran to its end')
+  return (JSON.parse(output) as NormalResult[]).map((each) => ({ ...each, startedAt: each.startedAt - performance.timeOrigin }))
 }
 
 /**

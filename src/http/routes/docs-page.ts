@@ -76,7 +76,9 @@ const COMPRESSORS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
  * sent as they are. The compressed forms are made on first use and then served from memory.
  */
 function encodedAssets(): (asset: Asset, acceptEncoding: string | undefined) => Promise<[Buffer, Encoding | undefined]> {
-  const negotiator = new Negotiator({ supportedValues: ENCODINGS, cache: new Map() })
+  // No cache of verdicts: one keyed by the Accept-Encoding text would grow with every distinct value
+  // a client sends (15 KB each). Negotiating anew costs microseconds, against a compressed body served from memory.
+  const negotiator = new Negotiator({ supportedValues: ENCODINGS })
   const stored = new Map<string, Promise<Buffer>>() // by `${content hash} ${encoding}`
   return async (asset, acceptEncoding) => {
     const encoding = compressible(asset) ? (negotiator.negotiate(acceptEncoding ?? '') as Encoding | null) : null

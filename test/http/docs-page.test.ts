@@ -169,9 +169,8 @@ describe('GET /docs (the API reference page)', () => {
     assert.ok(grownMiB < 10, `the heap grew ${grownMiB.toFixed(1)} MiB`)
   })
 
-  it('opens no other path: other files, traversal and unknown paths under /docs still need a key (401)', async () => {
+  it('opens no other path: other files, traversal and unknown paths under /docs (but /docs/) still need a key (401)', async () => {
     const paths = [
-      '/docs/',
       '/docs/index.html',
       '/docs/swagger-ui.js', // in the package, not on the allow-list
       '/docs/swagger-ui-bundle.js.map',
@@ -189,6 +188,18 @@ describe('GET /docs (the API reference page)', () => {
     // With a key, a file off the allow-list is simply not found.
     assert.equal((await call(server, 'GET', '/docs/swagger-ui.js')).status, 404)
     assert.equal((await call(server, 'GET', '/v1/pets', { key: null })).status, 401)
+  })
+
+  it('redirects /docs/ to /docs (308, relative, so a path prefix is kept) without a key', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const response = await fetch(`${server.origin}/docs/`, { method, redirect: 'manual' })
+      assert.equal(response.status, 308, method)
+      assert.equal(response.headers.get('location'), '../docs', method)
+    }
+    const followed = await fetch(`${server.origin}/docs/`)
+    assert.equal(followed.url, `${server.origin}/docs`)
+    assert.equal(followed.status, 200)
+    assert.match(await followed.text(), /<title>Animal Store API reference<\/title>/)
   })
 
   it('leaves the OpenAPI document unchanged (the page is not an operation of the interface)', async () => {

@@ -35,6 +35,26 @@ function localConf(listenPort: number, upstreams: [number, number]): string {
   return conf
 }
 
+/**
+ * Starts nginx as a plain reverse proxy to the one upstream on 127.0.0.1 at `upstreamPort`, with
+ * nginx's own error pages (HTML 502 when the upstream refuses, 504 when it has not answered within
+ * `readTimeoutS` seconds): a balancer that is not ours, as clients meet them.
+ */
+export async function startPlainNginx(upstreamPort: number, readTimeoutS: number): Promise<Nginx> {
+  const port = await freePort()
+  const conf = `server {
+  listen 127.0.0.1:${port};
+  location / {
+    proxy_pass http://127.0.0.1:${upstreamPort};
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_read_timeout ${readTimeoutS}s;
+  }
+}
+`
+  return startNginx(conf, port)
+}
+
 /** A running nginx master (in the foreground) and how to stop it. */
 export interface Nginx {
   origin: string

@@ -5,7 +5,15 @@ import createFetchClient from 'openapi-fetch'
 import { AnimalStoreError, type CallContext } from './errors.js'
 import type { components, paths } from './generated/schema.js'
 import { parseJson, stringifyJson } from './json.js'
-import { type CallOptions, type RetryEvent, send, type TransportOptions } from './transport.js'
+import {
+  type CallOptions,
+  type RequestEvent,
+  type ResponseEvent,
+  type RetryEvent,
+  retryLimit,
+  send,
+  type TransportOptions,
+} from './transport.js'
 
 /** An animal as the service returns it; `id` and `categoryId` are exact bigints. */
 export type Pet = components['schemas']['Pet']
@@ -16,9 +24,9 @@ export type PetStatus = components['schemas']['PetStatus']
 
 /** What `listPets` asks for: `status`, `limit` (1–100; the service's 20 when omitted), `cursor` (a page's `nextCursor`). */
 export interface ListQuery {
-  status?: PetStatus
-  limit?: number
-  cursor?: string
+  status?: PetStatus | undefined
+  limit?: number | undefined
+  cursor?: string | undefined
 }
 
 /** What `pets` and `pages` iterate: as ListQuery, but `limit` is 100 per request unless given. */
@@ -51,29 +59,41 @@ export interface ApiPromise<T> extends Promise<T> {
   withResponse(): Promise<WithResponse<T>>
 }
 
-/** Options of createClient. */
+/**
+ * Options of createClient. Each optional member may also be given as `undefined`, meaning "not
+ * given" (so `{ retries: config.retries }` compiles under `exactOptionalPropertyTypes`).
+ */
 export interface ClientOptions {
   /** The service's base URL, ending in `/v1`, e.g. `http://127.0.0.1:8080/v1`. */
   baseUrl: string
-  /** The API key, sent as `Authorization: Bearer …` on every call. */
-  apiKey: string
-  /** Retries after the first attempt on network errors, timeouts, 409, 429 and 503; 4 unless given (0 = none). */
-  retries?: number
+  /**
+   * The API key, sent as `Authorization: Bearer …` on every call. Typed to take an environment
+   * variable as it is (`process.env.ANIMAL_STORE_KEY`): createClient throws a TypeError when it is
+   * undefined, empty, the text `undefined` or `null`, or not a bearer token (RFC 6750 §2.1:
+   * `A-Z a-z 0-9 - . _ ~ + /`, then optional `=`).
+   */
+  apiKey: string | undefined
+  /** Retries after the first attempt on network errors, timeouts, 409, 429, 502, 503 and 504; 4 unless given (0 = none). */
+  retries?: number | undefined
   /** Longest pause between attempts when the server gives no Retry-After, in ms; 10,000 unless given. */
-  maxBackoffMs?: number
+  maxBackoffMs?: number | undefined
   /**
    * Longest Retry-After honoured, in ms; 10,000 unless given. A longer one is not waited for: the call
    * throws at once, its AnimalStoreError's `retryAfterMs` saying how long the service asked for.
    */
-  maxRetryAfterMs?: number
+  maxRetryAfterMs?: number | undefined
   /** Default deadline of each call, retries and waits included, in ms, or false for none; 30,000 unless given. */
-  timeoutMs?: number | false
+  timeoutMs?: number | false | undefined
   /** Timeout of each attempt, in ms, or false for none (then retried like a network error); 10,000 unless given. */
-  attemptTimeoutMs?: number | false
-  /** Called before each retry (for logging or metrics); awaited. */
-  onRetry?: (event: RetryEvent) => void | Promise<void>
+  attemptTimeoutMs?: number | false | undefined
+  /** Called as each attempt is sent (for logs, metrics, tracing); awaited. What it throws ends the call. */
+  onRequest?: ((event: RequestEvent) => void | Promise<void>) | undefined
+  /** Called as each attempt's response arrives, before it is retried or returned; awaited. What it throws ends the call. */
+  onResponse?: ((event: ResponseEvent) => void | Promise<void>) | undefined
+  /** Called before each retry (for logging or metrics); awaited. What it throws ends the call. */
+  onRetry?: ((event: RetryEvent) => void | Promise<void>) | undefined
   /** The fetch implementation; `globalThis.fetch` (called as a function of its own) unless given. */
-  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+  fetch?: ((input: string | URL | Request, init?: RequestInit) => Promise<Response>) | undefined
 }
 
 /** Options of one createPet call. */
@@ -83,10 +103,10 @@ export interface CreateOptions extends CallOptions {
    * failed carries its key (`error.idempotencyKey`): pass it here to try again later, and the
    * service answers with the first response instead of adding a second animal.
    */
-  idempotencyKey?: string
+  idempotencyKey?: string | undefined
 }
 
-/** The Animal Store client: see createClient. Every method takes CallOptions `{ signal, timeoutMs, requestId }`. */
+/** The Animal Store client: see createClient. Every method takes CallOptions `{ signal, timeoutMs, requestId, retries }`. */
 export interface AnimalStoreClient {
   /** One page of animals in id order (`listPets`). Throws AnimalStoreError on a non-2xx answer. */
   listPets(query?: ListQuery, options?: CallOptions): ApiPromise<PetPage>
@@ -101,7 +121,7 @@ export interface AnimalStoreClient {
   /**
    * Adds an animal (`createPet`) and returns it with its id. Sends one Idempotency-Key on every
    * attempt, so a retry after a lost answer cannot add it twice; `response.headers` of a replayed
-   * answer has `Idempotent-Replayed: true`. Throws AnimalStoreError, NetworkError or TimeoutError,
+   * answer has `Idempotent-Replayed: true`. Throws AnimalStoreError, NetworkError or AnimalStoreTimeoutError,
    * each with the `idempotencyKey`.
    */
   createPet(pet: NewPet, options?: CreateOptions): ApiPromise<Pet>
@@ -128,29 +148,48 @@ function apiPromise<T>(result: Promise<WithResponse<T>>): ApiPromise<T> {
   return Object.assign(data, { withResponse: () => result })
 }
 
+/** RFC 6750 §2.1 b64token: what a bearer credential may hold. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+
+// The key as given, or a TypeError saying what is wrong with it (never the key itself: it may be a
+// real key with one bad character).
+function checkedApiKey(apiKey: string | undefined): string {
+  const fix = 'pass the API key the service issued (e.g. `apiKey: process.env.ANIMAL_STORE_KEY`, with it exported)'
+  if (apiKey === undefined || apiKey.trim() === '') throw new TypeError(`createClient: apiKey is missing or empty: ${fix}`)
+  if (apiKey === 'undefined' || apiKey === 'null')
+    throw new TypeError(`createClient: apiKey is the text "${apiKey}", not a key: ${fix}`)
+  if (!BEARER_TOKEN.test(apiKey))
+    throw new TypeError(`createClient: apiKey is not a bearer token (A-Z a-z 0-9 - . _ ~ + / then optional =): ${fix}`)
+  return apiKey
+}
+
 /**
  * A client for Animal Store interface 1.0.0. Every call has a deadline (`timeoutMs`, 30 s) and
  * retries on network errors, attempt timeouts, 409 and 429 (waiting Retry-After, up to
- * `maxRetryAfterMs`) and 503, with exponential backoff and jitter, at most `retries` times; GETs are
- * safe to repeat and createPet carries an Idempotency-Key. After the last attempt a non-2xx answer
- * throws AnimalStoreError, a missing answer NetworkError or TimeoutError; an aborted `signal`
- * rejects with its reason.
+ * `maxRetryAfterMs`), and 502, 503 and 504, with exponential backoff and jitter, at most `retries`
+ * times; GETs are safe to repeat and createPet carries an Idempotency-Key. After the last attempt a
+ * non-2xx answer throws AnimalStoreError, a missing answer NetworkError or AnimalStoreTimeoutError;
+ * an aborted `signal` rejects with its reason. Throws TypeError at once for a missing or malformed
+ * `apiKey`, RangeError for a `retries` that is not a whole number from 0 up.
  */
 export function createClient(options: ClientOptions): AnimalStoreClient {
+  const apiKey = checkedApiKey(options.apiKey)
   const transport: TransportOptions = {
-    retries: options.retries ?? 4,
+    retries: retryLimit(options.retries ?? 4, 'retries'),
     maxBackoffMs: options.maxBackoffMs ?? 10_000,
     maxRetryAfterMs: options.maxRetryAfterMs ?? 10_000,
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
     timeoutMs: options.timeoutMs ?? 30_000,
     onRetry: options.onRetry,
+    onRequest: options.onRequest,
+    onResponse: options.onResponse,
     // Called as a plain function: browsers throw "Illegal invocation" when window.fetch is called
     // as a method of another object (which is how ky calls the fetch it is given).
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
   }
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl,
-    headers: { authorization: `Bearer ${options.apiKey}` },
+    headers: { authorization: `Bearer ${apiKey}` },
     bodySerializer: stringifyJson,
   })
 

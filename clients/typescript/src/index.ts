@@ -16,13 +16,13 @@ export {
 } from './client.js'
 export {
   AnimalStoreError,
+  AnimalStoreTimeoutError,
   type ErrorBody,
   type ErrorCode,
   type ErrorDetail,
   type InvalidRequestError,
   NetworkError,
   type OtherAnimalStoreError,
-  TimeoutError,
 } from './errors.js'
 export type { components, operations, paths } from './generated/schema.js'
-export type { CallOptions, RetryEvent } from './transport.js'
+export type { CallOptions, RequestEvent, ResponseEvent, RetryEvent } from './transport.js'

@@ -12,10 +12,10 @@ import { MAX_PAGE_LIMIT } from '../../../src/schemas.js'
 import {
   type AnimalStoreClient,
   AnimalStoreError,
+  AnimalStoreTimeoutError,
   createClient,
   DEFAULT_ITERATION_LIMIT,
   type Pet,
-  TimeoutError,
 } from '../src/index.js'
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers (a hung service). */
@@ -65,13 +65,13 @@ describe('TypeScript client: cancellation and deadlines (a server that never ans
     assert.ok(ms < 2000, `took ${ms} ms`)
   })
 
-  it('throws TimeoutError at the per-call timeoutMs, retries included, with the request id and Idempotency-Key', async () => {
+  it('throws AnimalStoreTimeoutError at the per-call timeoutMs, retries included, with the request id and Idempotency-Key', async () => {
     const client = createClient({ baseUrl: silent.baseUrl, apiKey: 'ask_unused', attemptTimeoutMs: 100 })
     const idempotencyKey = randomUUID()
     const { error, ms } = await rejection(() =>
       client.createPet({ name: 'Rex', categoryId: 1n }, { timeoutMs: 400, idempotencyKey, requestId: 'trace-1' }),
     )
-    assert.ok(error instanceof TimeoutError, `got ${error}`)
+    assert.ok(error instanceof AnimalStoreTimeoutError, `got ${error}`)
     assert.match(error.message, /deadline of 400 ms/)
     assert.ok(error.cause !== undefined)
     assert.equal(error.requestId, 'trace-1')
@@ -82,7 +82,7 @@ describe('TypeScript client: cancellation and deadlines (a server that never ans
   it('applies the client default deadline (timeoutMs) when a call gives none', async () => {
     const client = createClient({ baseUrl: silent.baseUrl, apiKey: 'ask_unused', timeoutMs: 300 })
     const { error, ms } = await rejection(() => client.listPets())
-    assert.ok(error instanceof TimeoutError, `got ${error}`)
+    assert.ok(error instanceof AnimalStoreTimeoutError, `got ${error}`)
     assert.ok(ms >= 250 && ms < 2000, `took ${ms} ms`)
   })
 
@@ -103,7 +103,7 @@ describe('TypeScript client: cancellation and deadlines (a server that never ans
     assert.equal(calls, 1)
   })
 
-  it('throws TimeoutError naming the attempts when every attempt times out before the deadline', async () => {
+  it('throws AnimalStoreTimeoutError naming the attempts when every attempt times out before the deadline', async () => {
     const client = createClient({
       baseUrl: silent.baseUrl,
       apiKey: 'ask_unused',
@@ -112,7 +112,7 @@ describe('TypeScript client: cancellation and deadlines (a server that never ans
       maxBackoffMs: 10,
     })
     const { error } = await rejection(() => client.listPets())
-    assert.ok(error instanceof TimeoutError, `got ${error}`)
+    assert.ok(error instanceof AnimalStoreTimeoutError, `got ${error}`)
     assert.match(error.message, /100 ms, 2 attempt/)
   })
 })

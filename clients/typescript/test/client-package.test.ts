@@ -98,10 +98,11 @@ describe('TypeScript client package, installed as a user installs it', () => {
     console.log(`# tarball ${statSync(tarball).size} B (${packed.size} B packed), installed in ${seconds} s`)
   })
 
-  it('runs the README example from the installed package in Node, against a live server', async () => {
+  it('runs the README example from the installed package in Node, as the README says (`node example.mts`, no tsx)', async () => {
     assert.ok(tarball, 'needs the installed tarball')
     copyFileSync(join(CLIENT_DIR, 'examples/quick-start.ts'), join(work.path, 'quick-start.ts'))
-    const { stdout } = await run(process.execPath, ['--import', TSX, 'quick-start.ts'], {
+    copyFileSync(join(CLIENT_DIR, 'examples/quick-start.ts'), join(work.path, 'example.mts'))
+    const { stdout } = await run(process.execPath, ['example.mts'], {
       cwd: work.path,
       env: { ...process.env, ANIMAL_STORE_URL: `${server.origin}/v1`, ANIMAL_STORE_KEY: server.key },
     })

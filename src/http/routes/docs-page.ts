@@ -148,8 +148,8 @@ function page(assets: Map<string, Asset>): string {
 }
 
 /**
- * Registers GET /docs and GET /docs/<asset> for each allow-listed asset: public (no API key),
- * hidden from the OpenAPI document. The page and assets are read once, at registration, and text
+ * Registers GET /docs, GET /docs/ (a 308 redirect to /docs) and GET /docs/<asset> for each
+ * allow-listed asset: public (no API key), hidden from the OpenAPI document. The page and assets are read once, at registration, and text
  * assets compressed once per encoding (encodedAssets), never per request. Assets are cached a year
  * (`immutable`: the page links them with a content hash); the page is revalidated.
  */
@@ -167,6 +167,9 @@ export default async function docsPage(app: FastifyInstance): Promise<void> {
       .header('cache-control', 'no-cache')
       .send(html),
   )
+  // `/docs/` is the page mistyped: a permanent redirect (RFC 9110 §15.4.9) to `../docs`, relative,
+  // so a proxy's path prefix is kept, as the page's own links keep it. Public, like the page.
+  app.get(`${DOCS_PATH}/`, options, async (_request, reply) => reply.redirect(`..${DOCS_PATH}`, 308))
   for (const [file, asset] of assets) {
     app.get(`${DOCS_PATH}/${file}`, options, async (request, reply) => {
       const [body, encoding] = await encoded(asset, request.headers['accept-encoding'])

@@ -2,7 +2,8 @@
 // playwright-core) as a person would: Authorize with a key, pick each request example, Execute. Each
 // is sent with the document's exact digits (int64 beyond 2^53 included), answered 201 and stored as
 // sent, and the page shows the digits the service returned. Also: an opened operation names the
-// headers it shares with other responses in one line instead of a table row each.
+// headers it shares with other responses in one line instead of a table row each, and shows error
+// bodies on demand.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, it } from 'node:test'
@@ -103,7 +104,7 @@ describeEachDatabase('/docs in a browser: every request example executes as writ
     }
   })
 
-  it('names the shared headers of a response in one line (described once, at the top), and keeps a table for its own', async (t) => {
+  it('names the shared headers of a response in one line (described once, at the top), keeps a table for its own, opens Error bodies on demand', async (t) => {
     const browser = await launchChromium()
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } })
@@ -131,6 +132,11 @@ describeEachDatabase('/docs in a browser: every request example executes as writ
         await tooMany.locator('.headers-shared').innerText(),
         /^Headers: X-Request-Id, Cache-Control, X-Content-Type-Options, RateLimit, RateLimit-Policy /,
       )
+      // An error response's Error body opens on demand, with its examples.
+      const invalid = createPet.locator('.responses-wrapper tr.response[data-code="400"]')
+      assert.equal(await invalid.locator('.model-example').count(), 0)
+      await invalid.locator('button.error-body-show').click()
+      await invalid.locator('.model-example', { hasText: '"code": "invalid_request"' }).waitFor()
       t.diagnostic(`opened operation heights at 1280 px wide: ${heights.join(', ')}`)
     } finally {
       await browser.close()

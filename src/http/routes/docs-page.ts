@@ -32,6 +32,7 @@ const DOCS_PATH = '/docs'
 // Swagger UI itself keeps plain numbers: its resolver and its schema views cannot take BigInts.
 // Headers a response shares with many others are $refs to components/headers in the document; the
 // page lists those by name in one line and keeps the table for the headers of that response alone.
+// Error responses show their Error body on demand (ErrorBodiesOnDemand).
 const INITIALIZER = `'use strict'
 var EXACT = typeof JSON.rawJSON === 'function'
 function parseExact(text) {
@@ -116,8 +117,32 @@ function SharedHeadersOnce(system) {
           var own = props.headers.filter(function (header) { return !isShared(header) })
           var names = props.headers.filter(isShared).keySeq().toArray()
           return h('div', null,
-            names.length ? h('p', { className: 'headers-shared' }, 'Headers: ' + names.join(', ') + ' (see Headers on many responses, at the top).') : null,
+            names.length ? h('p', { className: 'headers-shared' }, 'Headers: ' + names.join(', ') + ' (described at the top).') : null,
             own.size ? h(Original, Object.assign({}, props, { headers: own })) : null)
+        }
+      },
+    },
+  }
+}
+// An error response shows its status, when it is sent and its headers; its Error body (the same
+// shape everywhere, one example per code) opens on demand, so an opened operation fits a screen or two.
+function ErrorBodiesOnDemand(system) {
+  var h = system.React.createElement
+  return {
+    wrapComponents: {
+      response: function (Original) {
+        return function (props) {
+          var opened = system.React.useState(false)
+          if (Number(props.code) < 400 || opened[0]) return h(Original, props)
+          var Markdown = props.getComponent('Markdown', true)
+          var Headers = props.getComponent('headers')
+          return h('tr', { className: 'response ' + (props.className || ''), 'data-code': props.code },
+            h('td', { className: 'response-col_status' }, props.code),
+            h('td', { className: 'response-col_description' },
+              h('div', { className: 'response-col_description__inner' }, h(Markdown, { source: props.response.get('description') })),
+              h('button', { type: 'button', className: 'btn error-body-show', onClick: function () { opened[1](true) } }, 'Show the Error body'),
+              props.response.get('headers') ? h(Headers, { headers: props.response.get('headers'), getComponent: props.getComponent }) : null),
+            h('td', { className: 'response-col_links' }))
         }
       },
     },
@@ -133,7 +158,7 @@ function start(spec, exact) {
     displayRequestDuration: true,
     persistAuthorization: false,
     presets: [SwaggerUIBundle.presets.apis],
-    plugins: [ExactInt64(exact), SharedHeadersOnce],
+    plugins: [ExactInt64(exact), SharedHeadersOnce, ErrorBodiesOnDemand],
     layout: 'BaseLayout',
   })
 }

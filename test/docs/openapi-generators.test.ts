@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { createClient as heyApi } from '@hey-api/openapi-ts'
 import { generate as orval } from 'orval'
-import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
 import { SUNSET_DATE } from '../../src/http/routes/deprecation.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -126,11 +126,11 @@ interface Recipe {
 
 const INT64_EDGES = [2n ** 63n - 1n, -(2n ** 63n - 1n), 2n ** 53n + 1n]
 
-describe('README "Generated clients": each recipe, as written there, against a live service', () => {
-  const dir = `${OUT}recipes/`
+describeEachDatabase('README "Generated clients": each recipe, as written there, against a live service', (database) => {
+  const dir = `${OUT}recipes-${database}/`
   let server: TestServer
   before(async () => {
-    server = await startServer()
+    server = await startServer({ database })
     const { files, commands } = readmeRecipes()
     assert.deepEqual(Object.keys(files).sort(), [
       'hey-api.ts',
@@ -155,7 +155,7 @@ describe('README "Generated clients": each recipe, as written there, against a l
   })
   after(async () => {
     await server.close()
-    rmSync(OUT, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
   })
 
   for (const recipe of ['openapi-fetch', 'hey-api', 'orval']) {

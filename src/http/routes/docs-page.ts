@@ -46,7 +46,7 @@ function exactExamples(rounded, exact, found) {
   for (var key in rounded) {
     var value = rounded[key]
     if (!value || typeof value !== 'object') continue
-    if ((key === 'value' || key === 'example') && typeof value === 'object') {
+    if (key === 'value' || key === 'example') {
       var text = JSON.stringify(value, null, 2)
       var exactText = JSON.stringify(exact[key], null, 2)
       if (text !== exactText) found[text] = exactText

@@ -21,14 +21,134 @@ const DOCS_PATH = '/docs'
 // document's URL is relative to /docs, like the asset links, so a proxy's path prefix is kept. The
 // page is served by the API itself, so "Try it out" uses the relative server (`/v1`), listed second
 // after the HOST:PORT one that only works from the server's own machine.
+//
+// int64 (docs/specification.md): JSON.parse rounds integers beyond 2^53, and Swagger UI parses the
+// document and each answer with it, so, left alone, it fills the request body with digits the
+// service refuses (2^63-1) or stores changed (2^53+1), and shows examples and answers rounded. The
+// page reads the document's text a second time with the source text of each number (JSON.parse's
+// third reviver argument, where the browser has JSON.rawJSON): each example whose text JSON.parse
+// changes is known by its rounded text, and that text is replaced by the exact one wherever Swagger
+// UI puts it (the request body it fills in, the code it shows). Answers are shown from their text.
+// Swagger UI itself keeps plain numbers: its resolver and its schema views cannot take BigInts.
+// Headers a response shares with many others are $refs to components/headers in the document; the
+// page lists those by name in one line and keeps the table for the headers of that response alone.
+// Error responses show their Error body on demand (ErrorBodiesOnDemand).
 const INITIALIZER = `'use strict'
+var EXACT = typeof JSON.rawJSON === 'function'
+function parseExact(text) {
+  return JSON.parse(text, function (key, value, context) {
+    var exact = EXACT && typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\\d+$/.test(context.source)
+    return exact ? JSON.rawJSON(context.source) : value
+  })
+}
+// The exact text of each example JSON.parse changes, by the rounded text Swagger UI makes of it.
+function exactExamples(rounded, exact, found) {
+  for (var key in rounded) {
+    var value = rounded[key]
+    if (!value || typeof value !== 'object') continue
+    if (key === 'value' || key === 'example') {
+      var text = JSON.stringify(value, null, 2)
+      var exactText = JSON.stringify(exact[key], null, 2)
+      if (text !== exactText) found[text] = exactText
+    }
+    exactExamples(value, exact[key], found)
+  }
+  return found
+}
 window.addEventListener('load', function () {
-  fetch('v1/openapi.json').then(function (response) { return response.json() }).then(function (spec) {
+  fetch('v1/openapi.json').then(function (response) { return response.text() }).then(function (text) {
+    var spec = JSON.parse(text)
+    var exact = EXACT ? exactExamples(spec, parseExact(text), {}) : {}
+    listSharedHeaders(spec)
     spec.servers.sort(function (a, b) { return Number(!a.url.startsWith('/')) - Number(!b.url.startsWith('/')) })
-    start(spec)
+    start(spec, exact)
   })
 })
-function start(spec) {
+function listSharedHeaders(spec) {
+  var headers = (spec.components && spec.components.headers) || {}
+  var lines = Object.keys(headers).map(function (name) { return '- \`' + name + '\`: ' + headers[name].description })
+  if (lines.length) spec.info.description += '\\n\\n**Headers on many responses.** Each response below names those it carries.\\n\\n' + lines.join('\\n')
+}
+function ExactInt64(exact) {
+  return function (system) {
+    var h = system.React.createElement
+    return {
+      statePlugins: {
+        oas3: {
+          wrapActions: {
+            setRequestBodyValue: function (original) {
+              return function (request) {
+                var value = typeof request.value === 'string' && exact[request.value]
+                return original(value ? Object.assign({}, request, { value: value }) : request)
+              }
+            },
+          },
+        },
+      },
+      wrapComponents: {
+        HighlightCode: function (Original) {
+          return function (props) {
+            var text = typeof props.children === 'string' && exact[props.children]
+            return h(Original, text ? Object.assign({}, props, { children: text }) : props)
+          }
+        },
+        responseBody: function (Original) {
+          return function (props) {
+            if (!EXACT || typeof props.content !== 'string' || !/json/i.test(props.contentType || '')) return h(Original, props)
+            var body
+            try { body = JSON.stringify(parseExact(props.content), null, '  ') } catch (error) { return h(Original, props) }
+            var HighlightCode = props.getComponent('HighlightCode', true)
+            return h('div', null, h('h5', null, 'Response body'),
+              h(HighlightCode, { language: 'json', downloadable: true, fileName: 'response.json', canCopy: true }, body))
+          }
+        },
+      },
+    }
+  }
+}
+function SharedHeadersOnce(system) {
+  var h = system.React.createElement
+  var isShared = function (header) { return header && header.get && /#\\/components\\/headers\\//.test(header.get('$$ref') || '') }
+  return {
+    wrapComponents: {
+      headers: function (Original) {
+        return function (props) {
+          if (!props.headers || !props.headers.filter) return h(Original, props)
+          var own = props.headers.filter(function (header) { return !isShared(header) })
+          var names = props.headers.filter(isShared).keySeq().toArray()
+          return h('div', null,
+            names.length ? h('p', { className: 'headers-shared' }, 'Headers: ' + names.join(', ') + ' (described at the top).') : null,
+            own.size ? h(Original, Object.assign({}, props, { headers: own })) : null)
+        }
+      },
+    },
+  }
+}
+// An error response shows its status, when it is sent and its headers; its Error body (the same
+// shape everywhere, one example per code) opens on demand, so an opened operation fits a screen or two.
+function ErrorBodiesOnDemand(system) {
+  var h = system.React.createElement
+  return {
+    wrapComponents: {
+      response: function (Original) {
+        return function (props) {
+          var opened = system.React.useState(false)
+          if (Number(props.code) < 400 || opened[0]) return h(Original, props)
+          var Markdown = props.getComponent('Markdown', true)
+          var Headers = props.getComponent('headers')
+          return h('tr', { className: 'response ' + (props.className || ''), 'data-code': props.code },
+            h('td', { className: 'response-col_status' }, props.code),
+            h('td', { className: 'response-col_description' },
+              h('div', { className: 'response-col_description__inner' }, h(Markdown, { source: props.response.get('description') })),
+              h('button', { type: 'button', className: 'btn error-body-show', onClick: function () { opened[1](true) } }, 'Show the Error body'),
+              props.response.get('headers') ? h(Headers, { headers: props.response.get('headers'), getComponent: props.getComponent }) : null),
+            h('td', { className: 'response-col_links' }))
+        }
+      },
+    },
+  }
+}
+function start(spec, exact) {
   window.ui = SwaggerUIBundle({
     spec: spec,
     dom_id: '#swagger-ui',
@@ -38,6 +158,7 @@ function start(spec) {
     displayRequestDuration: true,
     persistAuthorization: false,
     presets: [SwaggerUIBundle.presets.apis],
+    plugins: [ExactInt64(exact), SharedHeadersOnce, ErrorBodiesOnDemand],
     layout: 'BaseLayout',
   })
 }

@@ -38,6 +38,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     requestBody: {
       minimal: { summary: 'An animal; `status` defaults to `available`.', value: { name: 'Rex', categoryId: 3 } },
       exact: { summary: `${EXACT} Send them as bare digits.`, value: { name: 'Tom', categoryId: INT64_MAX, status: 'sold' } },
+      beyond2to53: {
+        summary:
+          'categoryId 2^53+1, the first integer JSON.parse changes into another valid one (2^53): a client that rounds it gets a 201 for an animal it did not send. Send it as bare digits.',
+        value: { name: 'Ada', categoryId: BEYOND_2_53 },
+      },
     },
     responses: { 201: { added: { summary: `The animal as stored, with its id. ${EXACT}`, value: TOM } } },
   },

@@ -4,8 +4,9 @@ import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
 import { CORS_EXPOSED_HEADERS } from '../pipeline/cors.js'
-import { SUNSET_DATE } from './deprecation.js'
+import { DEPRECATION_HEADERS, SUNSET_DATE } from './deprecation.js'
 import { errorExamples, OPERATION_EXAMPLES } from './examples.js'
+import { type Header, SHARED_HEADERS } from './responses.js'
 
 /** The interface version (docs/specification.md, Versioning). */
 export const INTERFACE_VERSION = '1.0.0'
@@ -94,7 +95,8 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
-    transformObject: (document) => ('openapiObject' in document ? withExamples(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document ? withSharedHeaders(withExamples(document.openapiObject)) : document.swaggerObject,
   })
   let text: string | undefined
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
@@ -131,5 +133,40 @@ function withExamples<T extends object>(document: T): T {
       }
     }
   }
+  return document
+}
+
+type HeaderObject = { schema?: { type?: string }; description?: string; $ref?: string }
+
+/** Headers described once under components/headers: the shared ones, and getPet's deprecation trio. */
+const COMPONENT_HEADERS: Record<string, Header> = { ...SHARED_HEADERS, ...DEPRECATION_HEADERS }
+
+// Replaces each response header that is one of COMPONENT_HEADERS (the same name, the Header Object
+// @fastify/swagger makes of it) by a $ref, and describes the ones used under components/headers. A
+// response whose header says something else (another Link, its own Retry-After) keeps it inline.
+function withSharedHeaders<T extends object>(document: T): T {
+  const { paths = {}, components = {} } = document as {
+    paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, HeaderObject> }> }>>
+    components?: { headers?: Record<string, HeaderObject> }
+  }
+  const used: Record<string, HeaderObject> = {}
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const [name, object] of Object.entries(response.headers ?? {})) {
+          const shared = COMPONENT_HEADERS[name]
+          const same = shared && object.description === shared.description && object.schema?.type === shared.type
+          if (!same || !response.headers) continue
+          used[name] = { schema: { type: shared.type }, description: shared.description }
+          response.headers[name] = { $ref: `#/components/headers/${name}` }
+        }
+      }
+    }
+  }
+  components.headers = Object.fromEntries(
+    Object.keys(COMPONENT_HEADERS)
+      .filter((name) => used[name])
+      .map((name) => [name, used[name] as HeaderObject]),
+  )
   return document
 }

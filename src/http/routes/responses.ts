@@ -5,7 +5,8 @@ import { maxHeaderSize } from 'node:http'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
 
-type Header = { type: 'string'; description: string }
+/** A response header as a route schema declares it. */
+export type Header = { type: 'string'; description: string }
 
 /** A documented response header (a string; @fastify/swagger wraps it into a Header Object). */
 export function header(description: string): Header {
@@ -49,15 +50,25 @@ const RATE_LIMIT: Record<string, Header> = {
   ),
 }
 
+const WWW_AUTHENTICATE = header(
+  'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
+)
+
 const HEADERS: Partial<Record<number, Record<string, Header>>> = {
   409: { 'Retry-After': header('Seconds to wait before retrying with the same key.') },
-  401: {
-    'WWW-Authenticate': header(
-      'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
-    ),
-  },
+  401: { 'WWW-Authenticate': WWW_AUTHENTICATE },
   429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },
   503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.') },
+}
+
+/**
+ * The headers many responses carry with the same meaning, by name: the document describes each once
+ * (components/headers) and refers to it from every response that carries it.
+ */
+export const SHARED_HEADERS: Record<string, Header> = {
+  ...EVERY_RESPONSE,
+  ...RATE_LIMIT,
+  'WWW-Authenticate': WWW_AUTHENTICATE,
 }
 
 /** Statuses answered before the key is accepted: without the RateLimit fields. */

@@ -116,7 +116,26 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+        "X-Request-Id": string;
+        /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+        "Cache-Control": string;
+        /** @description `nosniff`. */
+        "X-Content-Type-Options": string;
+        /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+        RateLimit: string;
+        /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+        "RateLimit-Policy": string;
+        /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
+        "WWW-Authenticate": string;
+        /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
+        Deprecation: string;
+        /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
+        Sunset: string;
+        /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
+        Link: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -139,16 +158,11 @@ export interface operations {
             /** @description Success: a page of animals (possibly empty). */
             200: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page. */
                     Link?: string;
                     [name: string]: unknown;
@@ -160,16 +174,11 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -179,14 +188,10 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -196,12 +201,9 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -211,16 +213,11 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -232,12 +229,9 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -247,16 +241,11 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -266,16 +255,11 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -305,16 +289,11 @@ export interface operations {
             /** @description Animal added. */
             201: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
                     /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise. */
@@ -328,16 +307,11 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -347,14 +321,10 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -364,12 +334,9 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -379,16 +346,11 @@ export interface operations {
             /** @description A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds. */
             409: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description Seconds to wait before retrying with the same key. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -400,16 +362,11 @@ export interface operations {
             /** @description The request body is larger than 16 KiB (`body_too_large`). */
             413: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -419,16 +376,11 @@ export interface operations {
             /** @description The request body is not `application/json` in UTF-8 (`unsupported_media_type`). */
             415: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -438,16 +390,11 @@ export interface operations {
             /** @description The `Idempotency-Key` was already used with a different request body (`idempotency_key_reused`). */
             422: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -457,16 +404,11 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -478,12 +420,9 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -493,16 +432,11 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -512,16 +446,11 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -547,22 +476,14 @@ export interface operations {
             /** @description Success. */
             200: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -572,22 +493,14 @@ export interface operations {
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -597,20 +510,13 @@ export interface operations {
             /** @description The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`). */
             401: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -620,22 +526,14 @@ export interface operations {
             /** @description No animal with that identifier (`pet_not_found`). */
             404: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -645,18 +543,12 @@ export interface operations {
             /** @description The request did not arrive in time (`request_timeout`); the connection is closed. */
             408: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -666,24 +558,16 @@ export interface operations {
             /** @description Too many requests with this API key this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -693,18 +577,12 @@ export interface operations {
             /** @description The request headers exceed 16 KiB (`headers_too_large`); the connection is closed. */
             431: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -714,22 +592,14 @@ export interface operations {
             /** @description An unexpected error (`internal_error`); the body says nothing internal. */
             500: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,24 +609,16 @@ export interface operations {
             /** @description The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
-                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
-                    "X-Request-Id"?: string;
-                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
-                    /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
-                    RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
-                    "RateLimit-Policy"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
-                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
-                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
-                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
-                    Link?: string;
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -33,7 +33,7 @@ describe('TRUST_PROXY=127.0.0.1 (a balancer on the same host)', () => {
     const values = ['not-an-ip', 'a"b\\c', 'x'.repeat(8000), '203.0.113.300']
     const statuses: number[] = []
     for (const value of values) statuses.push(...(await failAs(server, value, 1)))
-    assert.deepEqual(statuses, [401, 401, 401, 429], 'the four share the proxy\'s budget')
+    assert.deepEqual(statuses, [401, 401, 401, 429], "the four share the proxy's budget")
     const logged = clientsLogged(server).slice(-values.length)
     assert.deepEqual(logged, Array(values.length).fill('127.0.0.1'))
   })

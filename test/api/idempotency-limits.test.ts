@@ -68,7 +68,7 @@ describeEachDatabase('Idempotency-Key records: limit per API key and background 
 
   it("keeps each API key's count exact through writes that do not know it (the previous release, a sweep)", async () => {
     // As a release without the count writes: plain inserts and deletes of records.
-    const record = { request_hash: 'h', created_at: Date.now(), pet_id: '1' }
+    const record = { request_hash: 'h', created_at: String(Date.now()), pet_id: '1' }
     await server.store.db
       .insertInto('idempotency_keys')
       .values(['a', 'b', 'c'].map((key) => ({ ...record, api_key_id: 'raw-scope', idempotency_key: key })))
@@ -79,7 +79,7 @@ describeEachDatabase('Idempotency-Key records: limit per API key and background 
     const kept = await server.store.db
       .selectFrom('idempotency_key_counts')
       .selectAll()
-      .where('records', '>', 0)
+      .where('records', '>', '0')
       .orderBy('api_key_id')
       .execute()
     assert.deepEqual(

@@ -48,10 +48,10 @@ describe('memory under distinct 15 KB header values (a real process)', () => {
       { method: 'HEAD', path: '/docs', status: 200 },
       { method: 'GET', path: '/healthz', status: 200 },
     ]
-    // Request `i` goes to one of the targets in turn, with the Accept-Encoding value numbered `valueOf(i)`.
-    const send = (i: number, valueOf: (i: number) => number) => {
+    // Request `i` goes to one of the targets in turn, with the Accept-Encoding value numbered `numberOf(i)`.
+    const send = (i: number, numberOf: (i: number) => number) => {
       const target = targets[i % targets.length] as (typeof targets)[number]
-      const value = `br;q=0.5, ${distinct(valueOf(i))}`
+      const value = `br;q=0.5, ${distinct(numberOf(i))}`
       return new Promise<void>((resolve, reject) => {
         request(
           `${server.origin}${target.path}`,

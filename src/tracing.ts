@@ -5,6 +5,7 @@ import { type Attributes, SpanKind, SpanStatusCode, type Tracer, trace } from '@
 import type { FastifyInstance } from 'fastify'
 import { SERVICE_VERSION } from './build-info.js'
 import type { Config } from './config.js'
+import { clientAddress } from './http/pipeline/client-address.js'
 
 /** The name spans carry as `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES set one. */
 export const DEFAULT_SERVICE_NAME = 'animal-store'
@@ -82,11 +83,24 @@ async function startProvider(config: NonNullable<Config['tracing']>) {
         // The service makes no outgoing HTTP calls but the exporter's own; scrapes are not requests.
         disableOutgoingRequestInstrumentation: true,
         ignoreIncomingRequestHook: (request) => request.url === '/metrics',
+        // Not what the client claims: the peer (nameServerSpans sets the TRUST_PROXY-aware address),
+        // and the query's parameter names only, since a value may be a secret sent by mistake.
+        startIncomingSpanHook: (request) => {
+          const query = queryNames(String((request as { url?: string }).url ?? ''))
+          return { 'client.address': request.socket?.remoteAddress ?? '', ...(query !== undefined && { 'url.query': query }) }
+        },
       }),
       new pg.PgInstrumentation({ requireParentSpan: true }),
     ],
   })
   return provider
+}
+
+/** The parameter names of `url`'s query, each value replaced by `REDACTED` (`limit=REDACTED&cursor=REDACTED`); undefined without a query. */
+function queryNames(url: string): string | undefined {
+  const query = url.indexOf('?')
+  if (query < 0) return undefined
+  return [...new URLSearchParams(url.slice(query + 1)).keys()].map((name) => `${encodeURIComponent(name)}=REDACTED`).join('&')
 }
 
 /** Tracing.logFields. */
@@ -130,6 +144,7 @@ function nameServerSpans(app: FastifyInstance): void {
   app.addHook('onResponse', (request, _reply, done) => {
     const route = request.routeOptions.url
     const span = trace.getActiveSpan()
+    if (span) span.setAttribute('client.address', clientAddress(request))
     if (route && span) {
       span.updateName(`${request.method} ${route}`)
       span.setAttribute('http.route', route)

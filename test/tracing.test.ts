@@ -193,6 +193,21 @@ describeEachDatabase('tracing of `serve` with OTEL_EXPORTER_OTLP_ENDPOINT set', 
     assert.equal(receiver.resources.at(-1)?.['service.name'], 'animal-store-under-test')
   })
 
+  it('exports the peer as client.address, not X-Forwarded-For, and no query value', async () => {
+    const response = await fetch(`${server.origin}/v1/pets?limit=1&api_key=ask_leaked_in_query`, {
+      headers: {
+        authorization: `Bearer ${API_KEY}`,
+        traceparent: `00-${TRACE_ID}-00f067aa0ba902c1-01`,
+        'x-forwarded-for': '6.6.6.6',
+      },
+    })
+    assert.equal(response.status, 400, 'an unknown parameter')
+    const span = attributes((await serverSpan('00f067aa0ba902c1')).attributes)
+    assert.equal(span['client.address'], '127.0.0.1')
+    assert.equal(span['url.query'], 'limit=REDACTED&api_key=REDACTED')
+    assert.ok(!JSON.stringify(receiver.spans).includes('ask_leaked_in_query'), 'the value reaches no span')
+  })
+
   it("writes the request's trace_id and span_id on its log line", async () => {
     const response = await send('GET', '/v1/pets?limit=1', '00f067aa0ba902b9')
     assert.equal(response.status, 200)

@@ -159,11 +159,15 @@ function toApiError(error: FastifyError | ApiError | Error): ApiError {
 
 /**
  * Node's `clientError` (bytes that are not HTTP, headers over 16 KiB, a request too slow to arrive):
- * answers with the Error body too, then closes the connection, as Node itself would.
+ * answers with the Error body too, then closes the connection, as Node itself would. Like Node, it
+ * writes nothing when the request's answer has already begun on the socket (a body that fails to
+ * parse after an early answer): one request, one answer.
  */
 export function handleClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
-  if (socket.writable) {
+  // Node's own rule (lib/_http_server.js): the response in progress on the socket, if its head went out.
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (socket.writable && !answering?.headersSent) {
     const apiError =
       error.code === 'HPE_HEADER_OVERFLOW'
         ? new ApiError('headers_too_large')

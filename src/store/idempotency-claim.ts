@@ -22,9 +22,9 @@ export function claimedOutcome(record: IdempotencyRecord | undefined, fingerprin
 }
 
 /**
- * Whether a scope that just claimed a new record now holds more than `maxRecords` (the count the
- * `count` statement returned, read with its limit at maxRecords + 1): its oldest other record is
- * then deleted (`evictOldest`), so storage per API key stays bounded and no create is refused.
+ * Whether a scope that just claimed a new record now holds more than `maxRecords` (`records`, what
+ * the `held` statement returned; undefined: no count row, none held): its oldest other record is then
+ * deleted (`evictOldest`), so storage per API key stays bounded and no create is refused.
  */
 export function overRecordLimit(records: number | bigint | string | undefined, maxRecords: number): boolean {
   return Number(records ?? 0) > maxRecords

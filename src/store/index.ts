@@ -177,6 +177,9 @@ async function connect(
   return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets }
 }
 
+/** Most prepared SQLite statements kept by SQL text; past it the cache starts over. docs/security.md states it. */
+export const STATEMENT_CACHE_ENTRIES = 256
+
 // Kysely prepares every query anew; better-sqlite3 statements are reusable, so they are kept by SQL
 // text (the service issues a handful of distinct statements; the cap only bounds the unexpected).
 function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
@@ -186,7 +189,7 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
     prepare(sql) {
       let statement = statements.get(sql)
       if (!statement) {
-        if (statements.size >= 256) statements.clear()
+        if (statements.size >= STATEMENT_CACHE_ENTRIES) statements.clear()
         statement = database.prepare(sql)
         statements.set(sql, statement)
       }

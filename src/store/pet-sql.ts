@@ -163,10 +163,12 @@ export interface PetStatements {
   /** The background sweep's bounded batch: deletes at most `limit` records created before `expiredBefore` (idempotency-sweeper.ts). */
   sweep: CompiledStatement<'expiredBefore' | 'limit'>
   /**
-   * `{ records }`: the scope's records, counted no further than `limit` (maxRecords + 1), on the
-   * primary key's index alone, so the cost is bounded by the limit, not by the table.
+   * `{ records }`: the scope's records, read from the count triggers keep (migration 0007): one
+   * primary-key lookup, whatever the limit. No row: none yet. On PostgreSQL, read after the claim
+   * inserted a record, it is exact: the insert trigger's row lock holds off the scope's other new
+   * records until this transaction ends.
    */
-  count: CompiledStatement<'scope' | 'limit'>
+  held: CompiledStatement<'scope'>
   /**
    * Deletes the scope's oldest record other than `key`'s (the one just claimed): makes room when the
    * claim took the scope past its limit, so storage per API key stays bounded and no create is refused.
@@ -256,11 +258,11 @@ function claimStatement(db: Kysely<Database>) {
     .returning(sql<number>`1`.as('claimed'))
 }
 
-// The Idempotency-Key statements of PetStatements: claim, record, keep, expire, sweep, count, evictOldest.
+// The Idempotency-Key statements of PetStatements: claim, record, keep, expire, sweep, held, evictOldest.
 function compileIdempotencyStatements(
   db: Kysely<Database>,
   dialect: SqlDialect,
-): Pick<PetStatements, 'claim' | 'record' | 'keep' | 'expire' | 'sweep' | 'count' | 'evictOldest'> {
+): Pick<PetStatements, 'claim' | 'record' | 'keep' | 'expire' | 'sweep' | 'held' | 'evictOldest'> {
   const where = { scope: slot('scope'), key: slot('key') }
   return {
     claim: compile(claimStatement(db)),
@@ -280,18 +282,7 @@ function compileIdempotencyStatements(
     ),
     expire: compile(deleteExpired(db, dialect, EXPIRED_DELETE_BATCH)),
     sweep: compile(deleteExpired(db, dialect, unplanned(dialect, 'limit', 'integer'))),
-    count: compile(
-      db
-        .selectFrom((qb) =>
-          qb
-            .selectFrom('idempotency_keys')
-            .select(sql<number>`1`.as('one'))
-            .where('api_key_id', '=', where.scope)
-            .limit(unplanned(dialect, 'limit', 'integer'))
-            .as('held'),
-        )
-        .select((eb) => eb.fn.countAll().as('records')),
-    ),
+    held: compile(db.selectFrom('idempotency_key_counts').select('records').where('api_key_id', '=', where.scope)),
     evictOldest: compile(
       db.deleteFrom('idempotency_keys').where(
         sql<boolean>`(api_key_id, idempotency_key) in ${db

@@ -36,6 +36,15 @@ interface IdempotencyKeysTable {
   pet_id: Int64Column | null
 }
 
+/**
+ * `idempotency_key_counts`: how many `idempotency_keys` rows each API key holds, kept by triggers on
+ * that table (migration 0007), so the record limit is read, not counted.
+ */
+interface IdempotencyKeyCountsTable {
+  api_key_id: string
+  records: Int64Column
+}
+
 /** `service_secrets`: secrets the service made for itself (base64url), by name. Never logged. */
 interface ServiceSecretsTable {
   name: string
@@ -47,5 +56,6 @@ export interface Database {
   pets: PetsTable
   api_keys: ApiKeysTable
   idempotency_keys: IdempotencyKeysTable
+  idempotency_key_counts: IdempotencyKeyCountsTable
   service_secrets: ServiceSecretsTable
 }

@@ -50,6 +50,49 @@ describeEachDatabase('Idempotency-Key records: limit per API key and background 
     assert.equal(await records(), LIMIT + 1, 'per API key: the other key evicted nothing')
   })
 
+  it('holds exactly LIMIT records under 5 rounds of 40 concurrent creates with distinct keys, each answered 201', async () => {
+    const { key: apiKey } = await createKey(server.store.apiKeys, 'concurrent')
+    const before = await records()
+    const evictedBefore = server.store.idempotencyRecordsEvicted()
+    const held: number[] = []
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => create({ name: `concurrent ${round}-${i}`, categoryId: 1 }, randomUUID(), apiKey)),
+      )
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        Array(40).fill(201),
+        'never refused',
+      )
+      held.push((await records()) - before)
+    }
+    assert.deepEqual(held, Array(5).fill(LIMIT), 'the API key holds exactly LIMIT records after each round')
+    assert.equal(server.store.idempotencyRecordsEvicted() - evictedBefore, 200 - LIMIT, 'one eviction per create past it')
+  })
+
+  it("keeps each API key's count exact through writes that do not know it (the previous release, a sweep)", async () => {
+    // As a release without the count writes: plain inserts and deletes of records.
+    const record = { request_hash: 'h', created_at: String(Date.now()), pet_id: '1' }
+    await server.store.db
+      .insertInto('idempotency_keys')
+      .values(['a', 'b', 'c'].map((key) => ({ ...record, api_key_id: 'raw-scope', idempotency_key: key })))
+      .execute()
+    await server.store.db.deleteFrom('idempotency_keys').where('idempotency_key', '=', 'b').execute()
+    const counted = await sql<{ api_key_id: string; n: number | bigint | string }>`
+      select api_key_id, count(*) as n from idempotency_keys group by api_key_id order by api_key_id`.execute(server.store.db)
+    const kept = await server.store.db
+      .selectFrom('idempotency_key_counts')
+      .selectAll()
+      .where('records', '>', '0')
+      .orderBy('api_key_id')
+      .execute()
+    assert.deepEqual(
+      kept.map((row) => [row.api_key_id, Number(row.records)]),
+      counted.rows.map((row) => [row.api_key_id, Number(row.n)]),
+    )
+    assert.ok(kept.some((row) => row.api_key_id === 'raw-scope' && Number(row.records) === 2))
+  })
+
   it('sweeps expired records in bounded batches on its own timer, with no create after them', async () => {
     const age = BigInt(IDEMPOTENCY_KEY_TTL_MS + 1)
     await sql`update idempotency_keys set created_at = created_at - ${age}`.execute(server.store.db)
@@ -88,6 +131,12 @@ describeEachDatabase('Idempotency-Key records: limit per API key and background 
       expired,
     )
     assert.deepEqual(errors, [])
+    const counts = await server.store.db.selectFrom('idempotency_key_counts').select('records').execute()
+    assert.deepEqual(
+      counts.map((row) => Number(row.records)).filter((n) => n !== 0),
+      [],
+      'the sweep brought every count to 0',
+    )
     // The key is free again: a new record fits under the limit.
     assert.equal((await create({ name: 'after the sweep', categoryId: 1 }, randomUUID())).status, 201)
   })

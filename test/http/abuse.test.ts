@@ -116,6 +116,27 @@ describeEachDatabase('abuse paths on the request path', (database) => {
     }
   })
 
+  it('answers a request with a Transfer-Encoding other than chunked once, even when its body comes after the answer', async () => {
+    // No Content-Type: answered 415 before any body byte; the body, sent after that answer, does not parse.
+    const head = `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\nTransfer-Encoding: xchunked\r\n\r\n`
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
+      let text = ''
+      socket.setEncoding('latin1')
+      socket.on('data', (chunk: string) => {
+        if (text === '') socket.write('{"name":"smuggled","categoryId":1}')
+        text += chunk
+      })
+      socket.on('error', reject)
+      socket.on('close', () => resolve(text))
+      socket.setTimeout(10_000, () => reject(new Error(`still open after 10 s: ${text}`)))
+      socket.write(head)
+    })
+    const statusLines = answer.match(/HTTP\/1\.1 \d{3} /g) ?? []
+    assert.deepEqual(statusLines, ['HTTP/1.1 415 '], `one answer: ${answer}`)
+    assert.match(answer, /\r\nconnection: close\r\n/i)
+  })
+
   it('sends 100 Continue only after the key is checked', async () => {
     const expect = (authorization: string) =>
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\nContent-Length: 40\r\nExpect: 100-continue\r\n\r\n`

@@ -29,6 +29,15 @@ describe('TRUST_PROXY=127.0.0.1 (a balancer on the same host)', () => {
   })
   after(() => server.close())
 
+  it('takes a forwarded value that is not an IP address for the proxy itself: one budget, logged as the proxy', async () => {
+    const values = ['not-an-ip', 'a"b\\c', 'x'.repeat(8000), '203.0.113.300']
+    const statuses: number[] = []
+    for (const value of values) statuses.push(...(await failAs(server, value, 1)))
+    assert.deepEqual(statuses, [401, 401, 401, 429], "the four share the proxy's budget")
+    const logged = clientsLogged(server).slice(-values.length)
+    assert.deepEqual(logged, Array(values.length).fill('127.0.0.1'))
+  })
+
   it('gives each X-Forwarded-For client its own auth-failure budget, and logs that client', async () => {
     assert.deepEqual(await failAs(server, '203.0.113.1', BUDGET + 1), [401, 401, 401, 429])
     assert.deepEqual(await failAs(server, '203.0.113.2', 1), [401], 'another client behind the proxy still gets its 401')

@@ -71,6 +71,14 @@ describeEachDatabase('migration 0005: idempotency records keep the pet id', (dat
       assert.ok(!columns.includes(dropped), `0005 drops ${dropped}: ${columns.join(', ')}`)
   })
 
+  it('counts the records already held when 0007 adds the per-key count', async () => {
+    const counts = await store.db.selectFrom('idempotency_key_counts').selectAll().execute()
+    assert.deepEqual(
+      counts.map((row) => [row.api_key_id, Number(row.records)]),
+      [['1', 1]],
+    )
+  })
+
   it('replays the converted record: the same key and request answer the same pet, no new one', async () => {
     const outcome = await store.pets.insertPetOnce(
       { name: 'Rex', categoryId: 1n, status: 'available' },

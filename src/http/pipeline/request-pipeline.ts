@@ -19,6 +19,7 @@ import { ApiError } from '../errors.js'
 import type { RequestRecorder } from '../observability/request-record.js'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate } from './auth.js'
+import { clientAddress } from './client-address.js'
 import type { KeyIdentity, KeyVerifier } from './key-cache.js'
 import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
 
@@ -98,7 +99,7 @@ function admissionStep({ keys, limit, limitAuthFailures, notFound }: PipelineOpt
   // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
   const refuse = (request: FastifyRequest, error: unknown): unknown => {
     if (!(error instanceof ApiError) || error.statusCode !== 401) return error
-    return limitAuthFailures?.(request.ip) ?? error
+    return limitAuthFailures?.(clientAddress(request)) ?? error
   }
 
   return (request, reply, done) => {
@@ -154,7 +155,7 @@ function recordingStep({ recorder, logger }: PipelineOptions): onResponseHookHan
       reqId: request.id,
       status,
       durationMs: Math.round(durationMs * 100) / 100,
-      client: request.ip,
+      client: clientAddress(request),
       keyId: request.apiKey?.keyId ?? null,
     }
     recorder.record({

@@ -8,8 +8,8 @@ import { type Int64Text, isInt64 } from '../../int64.js'
 /** MAC bytes kept in a cursor: 128 bits, beyond guessing. */
 const MAC_BYTES = 16
 const DIGITS = /^-?(0|[1-9]\d{0,18})$/
-/** Most MACs kept (see `mac` below). */
-const MAC_CACHE_ENTRIES = 4096
+/** Most MACs kept (see `mac` below); past it the cache starts over. docs/security.md states it. */
+export const MAC_CACHE_ENTRIES = 4096
 
 /** Makes and checks cursors with one key. */
 export interface CursorCodec {

@@ -88,12 +88,15 @@ async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query
 }
 
 /**
- * createPet with an Idempotency-Key in one transaction: take the key's advisory lock without
+ * createPet with an Idempotency-Key. First a few expired records go, in a statement of their own
+ * (their counts' row locks end with it). Then one transaction: take the key's advisory lock without
  * waiting (held by another transaction: `in_flight`, the 409; a unique-index conflict would instead
- * wait for that transaction), claim the key, past the scope's record limit delete its oldest record,
- * insert the pet, keep its id, delete a few expired records, commit.
+ * wait for that transaction), claim the key (a new record also locks the scope's count, pet-sql.ts
+ * `held`, until commit), past the scope's record limit delete its oldest record, insert the pet,
+ * keep its id, commit.
  */
 async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCreate): Promise<IdempotentOutcome> {
+  await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
   await query('begin')
   const locked = await query<{ locked: boolean }>('select pg_try_advisory_xact_lock($1::bigint) as locked', [
     idempotencyLock(once.scope, once.key),
@@ -108,15 +111,12 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
     await query('rollback')
     return claimedOutcome(found.rows[0], once.fingerprint)
   }
-  const held = await query<{ records: string }>(
-    STATEMENTS.count.sql,
-    STATEMENTS.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }),
-  )
-  const evicted = overRecordLimit(held.rows[0]?.records, once.maxRecords)
-  if (evicted) await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))
+  const held = await query<{ records: string }>(STATEMENTS.held.sql, STATEMENTS.held.bind(once))
+  const evicted =
+    overRecordLimit(held.rows[0]?.records, once.maxRecords) &&
+    ((await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))).rowCount ?? 0) > 0
   const pet = await insert(query, draft)
   await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
-  await query(STATEMENTS.expire.sql, STATEMENTS.expire.bind(once))
   await query('commit')
   return { outcome: 'created', pet, evicted }
 }

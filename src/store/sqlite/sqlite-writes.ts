@@ -20,7 +20,7 @@ const WRITE_STATEMENTS = [
   'record',
   'keep',
   'expire',
-  'count',
+  'held',
   'evictOldest',
   'sweep',
   'probeInsert',
@@ -75,7 +75,7 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
   const record = database.prepare<unknown[], IdempotencyRecord>(statements.record.sql)
   const keep = database.prepare(statements.keep.sql)
   const expire = database.prepare(statements.expire.sql)
-  const count = database.prepare<unknown[], { records: number | bigint }>(statements.count.sql)
+  const held = database.prepare<unknown[], { records: number | bigint }>(statements.held.sql)
   const evictOldest = database.prepare(statements.evictOldest.sql)
   const sweep = database.prepare(statements.sweep.sql)
   const probeInsert = database.prepare(statements.probeInsert.sql)
@@ -95,9 +95,9 @@ export function prepareWrites(database: BetterSqlite3.Database, statements: Writ
     if (!claim.get(...statements.claim.bind(once))) {
       return claimedOutcome(record.get(...statements.record.bind(once)), once.fingerprint)
     }
-    const held = count.get(...statements.count.bind({ scope: once.scope, limit: once.maxRecords + 1 }))
-    const evicted = overRecordLimit(held?.records, once.maxRecords)
-    if (evicted) evictOldest.run(...statements.evictOldest.bind(once))
+    const evicted =
+      overRecordLimit(held.get(...statements.held.bind(once))?.records, once.maxRecords) &&
+      evictOldest.run(...statements.evictOldest.bind(once)).changes > 0
     const pet = insertRow(draft)
     keep.run(...statements.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
     expire.run(...statements.expire.bind(once))

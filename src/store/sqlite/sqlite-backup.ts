@@ -6,6 +6,7 @@ import { closeSync, constants, existsSync, openSync, realpathSync, rmSync, statS
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { prepareSqliteFile } from './sqlite-file.js'
+import { checkBackupSchema } from './sqlite-schema-check.js'
 
 /**
  * Pages copied per backup step (1 MiB at the default 4 KiB page): the granularity of progress reports.
@@ -102,13 +103,15 @@ export interface RestoreResult extends DatabaseSummary {
  * connections see the old database or the new one, never a mix).
  *
  * In order: verifies the source (`PRAGMA integrity_check` is `ok`, it holds the `pets` and `api_keys`
- * tables); unless `force`, refuses with DatabaseInUseError when another process has the live file
+ * tables, and its schema is exactly what this release's migrations make: checkBackupSchema, so no
+ * trigger, view or unknown table or index gets into the live file); unless `force`, refuses with DatabaseInUseError when another process has the live file
  * open, which it learns by asking SQLite for an exclusive lock with no wait (a running service holds a
  * shared lock on the file for as long as it runs); copies the live database aside to
  * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores; verifies the live
  * file as backupSqlite verifies a copy. A missing live file is created (sqlite-file.ts modes).
  *
- * Throws before changing the live file when the source is missing or unsound, names the live file
+ * Throws before changing the live file when the source is missing, unsound or not of this release's
+ * schema (naming the offending objects), names the live file
  * itself, the live file is in use (and not `force`), or the copy aside fails.
  */
 export async function restoreSqlite(
@@ -123,7 +126,10 @@ export async function restoreSqlite(
   }
   const source = new BetterSqlite3(sourcePath, { readonly: true, fileMustExist: true })
   try {
+    // Nothing the file's schema defines may run a function with side effects while it is read.
+    source.pragma('trusted_schema = OFF')
     const expected = verifySource(source, sourcePath)
+    await checkBackupSchema(source, sourcePath)
     let keptAt: string | undefined
     if (existsSync(livePath)) {
       if (!options.force && inUse(livePath)) throw new DatabaseInUseError(livePath)

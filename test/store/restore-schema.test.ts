@@ -3,16 +3,20 @@
 // refused, naming the object, with the live database untouched; a genuine backup, and one made
 // before the latest migration, still restore (src/store/sqlite/sqlite-schema-check.ts).
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { tempDir } from '../../scripts/lib/test-server.js'
 import { MIGRATIONS } from '../../src/store/migrations/index.js'
 import { assertBuilt, cliEnv, runCli } from '../support/cli-process.js'
+import { buildRelease, PREVIOUS_RELEASE } from '../support/previous-release.js'
 
+const run = promisify(execFile)
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 /** A copy of `genuine` at `path`, changed by `sql` run on it. */
@@ -85,6 +89,22 @@ describe('animal-store restore refuses a backup whose schema is not the migratio
     const result = await runCli(['restore', '--from', genuine], env)
     assert.equal(result.code, 0, result.stderr)
     assert.match(result.stdout, /^restored 0 pets and 1 API keys into /m)
+  })
+
+  it('restores a backup the previous release made (same migrations, same SQL text)', async () => {
+    const previous = buildRelease(PREVIOUS_RELEASE)
+    const sourceEnv = cliEnv({ DATABASE_URL: `sqlite:${join(dir.path, 'previous-live.db')}`, LOG_LEVEL: 'warn' })
+    const backup = join(dir.path, 'previous-backup.db')
+    for (const args of [
+      ['keys', 'create', '--name', 'old'],
+      ['backup', '--to', backup],
+    ]) {
+      await run(process.execPath, [previous, ...args], { env: sourceEnv, timeout: 15_000 })
+    }
+    const target = join(dir.path, 'previous-target.db')
+    const restored = await runCli(['restore', '--from', backup], cliEnv({ DATABASE_URL: `sqlite:${target}` }))
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.match(restored.stdout, /^restored 0 pets and 1 API keys /m)
   })
 
   it('restores a backup made before the latest migration; the next start (here `migrate`) applies the rest', async () => {

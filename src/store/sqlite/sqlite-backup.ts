@@ -5,7 +5,7 @@
 import { closeSync, constants, existsSync, openSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { prepareSqliteFile } from './sqlite-file.js'
+import { JOURNAL_SUFFIXES, prepareSqliteFile, refuseSymlinks } from './sqlite-file.js'
 import { checkBackupSchema } from './sqlite-schema-check.js'
 
 /**
@@ -13,9 +13,6 @@ import { checkBackupSchema } from './sqlite-schema-check.js'
  * Small steps cost nothing here: the source's snapshot is pinned, so no step ever restarts the copy.
  */
 const BACKUP_PAGES_PER_STEP = 256
-
-// The files SQLite keeps beside a database, by suffix.
-const JOURNAL_SUFFIXES = ['-wal', '-shm', '-journal']
 
 /** Mode of the files backup and restore create (a backup, the copy kept aside): owner only. */
 const BACKUP_FILE_MODE = 0o600
@@ -111,7 +108,7 @@ export interface RestoreResult extends DatabaseSummary {
  * file as backupSqlite verifies a copy. A missing live file is created (sqlite-file.ts modes).
  *
  * Throws before changing the live file when the source is missing, unsound or not of this release's
- * schema (naming the offending objects), names the live file
+ * schema (naming the offending objects), the live file or its journals are symbolic links, names the live file
  * itself, the live file is in use (and not `force`), or the copy aside fails.
  */
 export async function restoreSqlite(
@@ -121,6 +118,7 @@ export async function restoreSqlite(
   options: CopyOptions & { force: boolean },
 ): Promise<RestoreResult> {
   if (!existsSync(sourcePath)) throw new Error(`there is no file at ${sourcePath}`)
+  refuseSymlinks(livePath)
   if (existsSync(livePath) && realpathSync(sourcePath) === realpathSync(livePath)) {
     throw new Error(`${sourcePath} is the live database itself`)
   }

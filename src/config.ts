@@ -54,7 +54,7 @@ export const VARIABLES = {
       default: 'sqlite:data/animal-store.db',
       'x-file': true,
       description:
-        "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
+        "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone; a symbolic link at the path (or at its `-wal`, `-shm`, `-journal`) is refused. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
     }),
   ),
   // Small on purpose: instances × WORKERS × this must stay under the server's max_connections (100

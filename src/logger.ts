@@ -1,12 +1,18 @@
 // The service's pino logger: JSON lines to stdout (or a given stream), secrets redacted; error lines
-// written at once, the rest in batches.
+// written at once, the rest in batches; a stdout that fails stops the logging, never the service.
+import { writeSync } from 'node:fs'
 import { type DestinationStream, type Logger, pino } from 'pino'
+// A CommonJS module whose export is the class; its `SonicBoom` property is the class too, typed as such.
+import sonicBoom from 'sonic-boom'
 import type { LogLevel } from './config.js'
 
 /** Bytes of log lines gathered before one write to stdout. */
 export const LOG_BATCH_BYTES = 4096
 /** Longest a log line waits for its batch, in ms. */
 export const LOG_FLUSH_MS = 1000
+
+/** The one line written to stderr when stdout fails; the error's code (EPIPE …) follows it. */
+export const STDOUT_FAILED_MESSAGE = 'animal-store: writing log lines to stdout failed; logging stopped, the service goes on'
 
 /**
  * A pino logger at `level`, writing to `destination` (default: stdout). Any `authorization` header
@@ -16,9 +22,14 @@ export const LOG_FLUSH_MS = 1000
  *
  * Stdout is written in batches: lines are held until LOG_BATCH_BYTES have gathered or LOG_FLUSH_MS
  * have passed, then written in one system call (one for dozens of request lines under load), and
- * pino flushes what is pending when the process exits. A line at level `error` or above is written
+ * what is pending is written when the process exits. A line at level `error` or above is written
  * at once with everything batched before it, so the lines a crash investigation needs most are on
  * stdout before the process can be killed; a SIGKILL loses at most one batch of lines below `error`.
+ *
+ * The first write to stdout that fails with anything but EAGAIN (a closed pipe: EPIPE, a full disk,
+ * EIO …) stops the logging for the rest of the process: STDOUT_FAILED_MESSAGE goes to stderr once,
+ * stdoutFailures() counts it, and every later line is dropped, so requests, a graceful close and
+ * the exit go on without a log. EAGAIN (a reader that is slow, not gone) is retried, as before.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream, mixin?: () => object): Logger {
   const options = {
@@ -29,6 +40,13 @@ export function createLogger(level: LogLevel, destination?: DestinationStream, m
   return pino(options, destination ?? stdoutDestination())
 }
 
+let failures = 0
+
+/** Times stdout failed for log lines in this process: 0, or 1 once logging stopped (createLogger). */
+export function stdoutFailures(): number {
+  return failures
+}
+
 // One buffer for every line, in order, shared by every logger of the process (one stdout); `dedupe`
 // sends each line to the stream with the highest level it reaches (pino has already dropped lines
 // below LOG_LEVEL), so an error or fatal line goes through the second stream only, which flushes the
@@ -37,29 +55,58 @@ export function createLogger(level: LogLevel, destination?: DestinationStream, m
 // measuring it again (up to 16 KiB copied per line under load, docs/benchmarks.md), and a stalled
 // stdout would grow memory without bound instead of holding the process back. pino flushes only
 // its asynchronous destinations at exit, so the last batch is written here.
+//
+// sonic-boom reports a failed batch write as an 'error' event and throws one from flushSync (5.0.1
+// and later: 4.x retries every error there, every 100 ms, for ever, so a closed pipe froze the
+// process); either way the stream is dropped at the first failure.
 let stdout: DestinationStream | undefined
 function stdoutDestination(): DestinationStream {
   if (stdout) return stdout
-  const batched = pino.destination({ dest: 1, sync: true, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })
-  process.once('exit', () => {
+  const boom = new sonicBoom.SonicBoom({ fd: 1, sync: true, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })
+  let failed = false
+  const fail = (error: unknown) => {
+    if (failed) return
+    failed = true
+    failures++
+    boom.destroy()
+    reportOnStderr(error)
+  }
+  const flush = () => {
+    if (failed) return
     try {
-      batched.flushSync()
-    } catch {
-      // stdout is gone (a closed pipe): nothing left to write the lines to
+      boom.flushSync()
+    } catch (error) {
+      fail(error)
     }
-  })
-  const flushed = {
-    write(line: string) {
-      batched.write(line)
-      batched.flushSync()
-    },
+  }
+  boom.on('error', fail)
+  process.once('exit', flush)
+  const write = (line: string) => {
+    if (!failed) boom.write(line)
   }
   stdout = pino.multistream(
     [
-      { level: 'trace', stream: batched },
-      { level: 'error', stream: flushed },
+      { level: 'trace', stream: { write } },
+      {
+        level: 'error',
+        stream: {
+          write(line: string) {
+            write(line)
+            flush()
+          },
+        },
+      },
     ],
     { dedupe: true },
   )
   return stdout
+}
+
+// Synchronously, as the log lines were: the process may be about to exit. A stderr that is gone too
+// (the same closed pipe) leaves nowhere to say it.
+function reportOnStderr(error: unknown): void {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? String(error)
+  try {
+    writeSync(2, `${STDOUT_FAILED_MESSAGE} (${code})\n`)
+  } catch {}
 }

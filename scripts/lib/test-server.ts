@@ -149,6 +149,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
           poolStats: () => store.poolStats(),
           idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
           keyReloadFailures: () => keys.reloadFailures,
+          logStdoutFailures: () => 0,
         }),
       }
     : undefined

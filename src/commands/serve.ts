@@ -15,7 +15,7 @@ import { createMetricsRegistry } from '../http/observability/metrics.js'
 import { type MetricsServer, registrySource } from '../http/observability/metrics-server.js'
 import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
-import { createLogger } from '../logger.js'
+import { createLogger, stdoutFailures } from '../logger.js'
 import { startCluster } from '../server/cluster.js'
 import { answerMetricsRequests } from '../server/cluster-metrics.js'
 import { startOnDatabase } from '../server/database-wait.js'
@@ -143,6 +143,7 @@ function metricsRegistry(config: Config, store: Store, keys: KeyVerifier): Regis
     poolStats: () => store.poolStats(),
     idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
     keyReloadFailures: () => keys.reloadFailures,
+    logStdoutFailures: stdoutFailures,
   })
 }
 

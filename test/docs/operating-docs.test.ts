@@ -10,7 +10,7 @@ import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
-import { LOG_BATCH_BYTES, LOG_FLUSH_MS } from '../../src/logger.js'
+import { LOG_BATCH_BYTES, LOG_FLUSH_MS, STDOUT_FAILED_MESSAGE } from '../../src/logger.js'
 import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
@@ -105,6 +105,12 @@ describe('what the operator docs say about the code', () => {
     assert.ok(section(deploying, 'Logs').includes(batching), 'docs/deploying.md "Logs"')
     assert.ok(readmeBullet('Logs').replaceAll(/\s+/g, ' ').includes(batching), 'README "Logs"')
     assert.match(section(deploying, 'Logs'), /level 50 \(`error`\) and\s+above are written at once/)
+  })
+
+  it('quotes the stderr line of a failed stdout as src/logger.ts writes it (docs/operating.md "AnimalStoreLogsStopped")', () => {
+    const entry = operating.slice(operating.indexOf('\n### AnimalStoreLogsStopped\n'))
+    const quoted = /one line `([^`]+)` with the error's\s+code/.exec(entry)?.[1]
+    assert.ok(quoted && STDOUT_FAILED_MESSAGE.includes(quoted), `${quoted} is not part of: ${STDOUT_FAILED_MESSAGE}`)
   })
 
   it('tells clients retrying a create to send the Idempotency-Key the service honours', () => {

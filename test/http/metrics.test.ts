@@ -65,6 +65,7 @@ describeEachDatabase('GET /metrics', (database) => {
       'animal_store_sqlite_writer_queue_depth',
       'animal_store_sqlite_writer_failures_total',
       'animal_store_key_reload_failures_total',
+      'animal_store_log_stdout_failures_total',
       'http_server_connections',
     ]) {
       assert.ok((sample(text, gauge) ?? -1) >= 0, `missing: ${gauge}`)

@@ -23,6 +23,7 @@ function recorderParts() {
     poolStats: () => ({ total: 0, inUse: 0, waiting: 0 }),
     idempotencyRecordsEvicted: () => 0,
     keyReloadFailures: () => 0,
+    logStdoutFailures: () => 0,
   })
   const answered = (reqId: string, status: number): AnsweredRequest => ({
     log: logger,

@@ -1,5 +1,5 @@
 // Prometheus metrics (prom-client): request count and duration by operation and status, the build,
-// database pool use, the SQLite writer's queue and commits, key-reload failures, and the process's
+// database pool use, the SQLite writer's queue and commits, key-reload failures, a failed log stdout, and the process's
 // default metrics. They are served apart from the app, by metrics-server.ts.
 import { subscribe } from 'node:diagnostics_channel'
 import type { Server } from 'node:net'
@@ -50,6 +50,8 @@ export interface MetricsSources {
   keyReloadFailures: () => number
   /** Idempotency-Key records deleted before they expired so far (Store.idempotencyRecordsEvicted). */
   idempotencyRecordsEvicted: () => number
+  /** Times stdout failed for log lines, after which the process logs nothing (logger.ts stdoutFailures). */
+  logStdoutFailures: () => number
 }
 
 /**
@@ -136,7 +138,7 @@ function registerStorageGauges(registers: Registry[], sources: MetricsSources): 
   )
 }
 
-/** The totals kept elsewhere: writer thread deaths, failed key reloads, Idempotency-Key records evicted. */
+/** The totals kept elsewhere: writer thread deaths, failed key reloads, Idempotency-Key records evicted, a failed stdout. */
 function registerFailureTotals(registers: Registry[], sources: MetricsSources): void {
   const total = (name: string, help: string, read: () => number) => scrapedTotal(registers, name, help, read)
   total(
@@ -153,6 +155,11 @@ function registerFailureTotals(registers: Registry[], sources: MetricsSources): 
     'animal_store_idempotency_records_evicted_total',
     'Idempotency-Key records deleted before their 24 h because their API key reached IDEMPOTENCY_RECORDS_PER_KEY (a retry with such a key would create again).',
     sources.idempotencyRecordsEvicted,
+  )
+  total(
+    'animal_store_log_stdout_failures_total',
+    'Times writing log lines to stdout failed (a closed pipe: any error but EAGAIN); logging stops at the first, so above 0 the process logs nothing until it is restarted with a working stdout.',
+    sources.logStdoutFailures,
   )
 }
 

@@ -5,16 +5,14 @@
 import { closeSync, constants, existsSync, openSync, realpathSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { prepareSqliteFile } from './sqlite-file.js'
+import { JOURNAL_SUFFIXES, prepareSqliteFile, refuseSymlinks } from './sqlite-file.js'
+import { checkBackupSchema } from './sqlite-schema-check.js'
 
 /**
  * Pages copied per backup step (1 MiB at the default 4 KiB page): the granularity of progress reports.
  * Small steps cost nothing here: the source's snapshot is pinned, so no step ever restarts the copy.
  */
 const BACKUP_PAGES_PER_STEP = 256
-
-// The files SQLite keeps beside a database, by suffix.
-const JOURNAL_SUFFIXES = ['-wal', '-shm', '-journal']
 
 /** Mode of the files backup and restore create (a backup, the copy kept aside): owner only. */
 const BACKUP_FILE_MODE = 0o600
@@ -102,13 +100,15 @@ export interface RestoreResult extends DatabaseSummary {
  * connections see the old database or the new one, never a mix).
  *
  * In order: verifies the source (`PRAGMA integrity_check` is `ok`, it holds the `pets` and `api_keys`
- * tables); unless `force`, refuses with DatabaseInUseError when another process has the live file
+ * tables, and its schema is exactly what this release's migrations make: checkBackupSchema, so no
+ * trigger, view or unknown table or index gets into the live file); unless `force`, refuses with DatabaseInUseError when another process has the live file
  * open, which it learns by asking SQLite for an exclusive lock with no wait (a running service holds a
  * shared lock on the file for as long as it runs); copies the live database aside to
  * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores; verifies the live
  * file as backupSqlite verifies a copy. A missing live file is created (sqlite-file.ts modes).
  *
- * Throws before changing the live file when the source is missing or unsound, names the live file
+ * Throws before changing the live file when the source is missing, unsound or not of this release's
+ * schema (naming the offending objects), the live file or its journals are symbolic links, names the live file
  * itself, the live file is in use (and not `force`), or the copy aside fails.
  */
 export async function restoreSqlite(
@@ -118,12 +118,16 @@ export async function restoreSqlite(
   options: CopyOptions & { force: boolean },
 ): Promise<RestoreResult> {
   if (!existsSync(sourcePath)) throw new Error(`there is no file at ${sourcePath}`)
+  refuseSymlinks(livePath)
   if (existsSync(livePath) && realpathSync(sourcePath) === realpathSync(livePath)) {
     throw new Error(`${sourcePath} is the live database itself`)
   }
   const source = new BetterSqlite3(sourcePath, { readonly: true, fileMustExist: true })
   try {
+    // Nothing the file's schema defines may run a function with side effects while it is read.
+    source.pragma('trusted_schema = OFF')
     const expected = verifySource(source, sourcePath)
+    await checkBackupSchema(source, sourcePath)
     let keptAt: string | undefined
     if (existsSync(livePath)) {
       if (!options.force && inUse(livePath)) throw new DatabaseInUseError(livePath)

@@ -126,7 +126,7 @@ export const VARIABLES = {
     maximum: 1_000_000,
     default: 10_000,
     description:
-      'Open client connections per process, {range}. A new connection past it closes the connection idle longest (between requests, or not yet sent a request), so idle sockets cannot lock clients out; only when every connection has a request in progress is the new one closed at once.',
+      'Open client connections per process, {range}. A new connection past it closes one that serves no one, so no kind of socket can lock clients out: one closing lingering, else one whose response its client has stopped reading, else the one open longest without a request, else the one idle longest between requests; only when every connection has a request in progress that is moving is the new one closed at once.',
   }),
   // Longer than a PostgreSQL restart or failover, so an orchestrator's restart loop (whose back-off
   // grows) never has to outlast the outage.

@@ -10,6 +10,7 @@ import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
+import { METRICS_MAX_CONNECTIONS } from '../../src/http/observability/metrics-server.js'
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, STDOUT_FAILED_MESSAGE } from '../../src/logger.js'
 import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
 
@@ -98,6 +99,22 @@ describe('what the operator docs say about the code', () => {
     )
     assert.match(deploying, new RegExp(`\\*\\*below\\*\\* ${SERVER_TIMEOUTS.keepAliveTimeout / 1000} s`))
     assert.match(readme, new RegExp(`connection is kept ${SERVER_TIMEOUTS.keepAliveTimeout / 1000} s`))
+  })
+
+  it('states the bounds of the connection cap (timeouts.ts, metrics-server.ts) in docs/security.md and the README', () => {
+    const s = (ms: number) => `${ms / 1000} s`
+    const { evictableStall, evictableSilence, connectionsCheckingInterval, connectionTimeout } = SERVER_TIMEOUTS
+    const cap = section(security, 'The connection cap').replaceAll(/\s+/g, ' ')
+    for (const fact of [
+      `at most ${METRICS_MAX_CONNECTIONS} (\`METRICS_MAX_CONNECTIONS\`)`,
+      `no write progress for ${s(evictableStall)} (\`evictableStall\`)`,
+      `silent for ${s(evictableSilence)} (\`evictableSilence\``,
+      `checked every ${s(connectionsCheckingInterval)}`,
+      `has not moved for ${s(connectionTimeout)} (\`connectionTimeout\``,
+    ]) {
+      assert.ok(cap.includes(fact), `docs/security.md "The connection cap": ${fact}`)
+    }
+    assert.ok(readme.replaceAll(/\s+/g, ' ').includes(`a response its client has not read for ${s(evictableStall)}`), 'README')
   })
 
   it('states how logs are batched and that error lines are not (src/logger.ts)', () => {

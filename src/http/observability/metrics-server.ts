@@ -2,6 +2,14 @@
 // on the public port: the metrics need no key, so they must not be reachable where clients are.
 import { createServer, type Server } from 'node:http'
 import type { Registry } from 'prom-client'
+import { capConnections } from '../connection/connection-cap.js'
+import { SERVER_TIMEOUTS } from '../connection/timeouts.js'
+
+/**
+ * Connections the metrics listener keeps open at most; past it the longest-idle (a scraper's kept-alive
+ * socket, or one that has sent nothing yet) makes room, as on the public listener (connection-cap.ts).
+ */
+export const METRICS_MAX_CONNECTIONS = 16
 
 /** How GET /metrics gets its text: this process's registry, or (cluster primary) every worker's, summed. */
 export type MetricsSource = () => Promise<{ contentType: string; text: string }>
@@ -24,14 +32,19 @@ export function registrySource(registry: Registry): MetricsSource {
  * Starts a plain HTTP listener on `host`:`port` that answers GET (and HEAD) /metrics with the text
  * of `source` (200), any other path 404, any other method 405 with `Allow: GET, HEAD`, and 503 when
  * `source` fails (reported to `onError`; the cause is never sent). Its limits are small: it serves
- * one scraper. Rejects when it cannot listen, with a message naming METRICS_PORT (EADDRINUSE …).
+ * one scraper, at most METRICS_MAX_CONNECTIONS connections (silent ones make room, so they cannot
+ * lock the scraper out). Rejects when it cannot listen, with a message naming METRICS_PORT (EADDRINUSE …).
  */
 export async function startMetricsServer(
   source: MetricsSource,
   { host, port }: { host: string; port: number },
   onError: (error: unknown) => void,
 ): Promise<MetricsServer> {
-  const server: Server = createServer({ requestTimeout: 10_000, headersTimeout: 5_000 }, (request, response) => {
+  // The public listener's request timeouts, checked as often: a connection that sends nothing is
+  // closed within seconds even when the cap is not reached (Node checks every 30 s by default).
+  const { headersTimeout, requestTimeout, connectionsCheckingInterval } = SERVER_TIMEOUTS
+  const options = { headersTimeout, requestTimeout, connectionsCheckingInterval }
+  const server: Server = createServer(options, (request, response) => {
     const path = (request.url ?? '').split('?')[0]
     const answer = (status: number, text: string, headers: Record<string, string> = {}) => {
       response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers })
@@ -47,7 +60,7 @@ export async function startMetricsServer(
       },
     )
   })
-  server.maxConnections = 16
+  capConnections(server, METRICS_MAX_CONNECTIONS)
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(

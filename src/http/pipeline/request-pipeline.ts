@@ -128,7 +128,7 @@ function admissionStep({ keys, limit, limitAuthFailures, notFound }: PipelineOpt
  * Close the connection when answering before a declared body was read (401, 404, 405, 413, 415,
  * 429, a public route): reading and discarding all of it would let a client without a key push
  * any amount. The close lingers, bounded (lingering-close.ts), so that the answer is not lost to a
- * reset. Once closing (shutdown.ts), every response asks its keep-alive client to reconnect
+ * reset, except after a GET or HEAD to a public route (bodilessPublic). Once closing (shutdown.ts), every response asks its keep-alive client to reconnect
  * (elsewhere): an idle kept-alive socket would otherwise hold the close open until the grace period
  * kills the process. The request id goes on here rather than in the first step, so that responses
  * written before it (a CORS preflight, answered by @fastify/cors ahead of authentication) carry it too.
@@ -138,10 +138,20 @@ function closingStep(shutdown: FastifyInstance['shutdown']): onSendHookHandler {
     reply.header('x-request-id', request.id)
     if (hasUnreadBody(request)) {
       reply.header('connection', 'close')
-      lingerOnClose(request.raw.socket)
+      if (!bodilessPublic(request)) lingerOnClose(request.raw.socket)
     } else if (shutdown.closing) reply.header('connection', 'close')
     done(null, payload)
   }
+}
+
+/**
+ * A GET or HEAD to a public route: content in such a request has no meaning (RFC 9110 §9.3.1, §9.3.2)
+ * and no key vouches for its sender, so a declared body gets no lingering close, only Node's plain
+ * close once the answer is written; lingering there would let anyone hold a connection for LINGER_MS
+ * with a header.
+ */
+function bodilessPublic(request: FastifyRequest): boolean {
+  return request.routeOptions.config.public === true && (request.method === 'GET' || request.method === 'HEAD')
 }
 
 /** The last step: each answered request's log line and metrics, handed to the recorder. */

@@ -15,10 +15,11 @@ import {
 import type { CreatedPet, PetDraft, PetStore } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity } from '../pipeline/auth.js'
+import { contentCodingFor, notModified, representationHash } from '../pipeline/conditional-requests.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
-import { errorResponses, header, successResponse } from './responses.js'
+import { ConditionalHeaders, ETAG_HEADER, errorResponses, header, notModifiedResponse, successResponse } from './responses.js'
 
 /**
  * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
@@ -57,10 +58,13 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         tags: ['pets'],
         security: SECURITY,
         querystring: Query,
+        headers: ConditionalHeaders,
         response: {
           200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
             Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+            ETag: ETAG_HEADER,
           }),
+          304: notModifiedResponse(),
           ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
         },
       },
@@ -69,11 +73,16 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
       const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
       const page = await pets.listPets({ limit, status, afterId })
+      let next: string | undefined
       if (page.more && page.lastId !== undefined) {
         // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`)
+        next = `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`
       }
+      // The tag covers the next link too: a page whose rows are unchanged but that gained a next page is new.
+      const hash = representationHash(next === undefined ? [page.json] : [page.json, next])
+      if (notModified(request, reply, hash, contentCodingFor(request, Buffer.byteLength(page.json), true))) return reply.send()
+      if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
   )
@@ -149,8 +158,10 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
         security: SECURITY,
         querystring: NO_QUERY,
         params: PetIdParams,
+        headers: ConditionalHeaders,
         response: {
-          200: successResponse(200, 'Pet', 'Success.', DEPRECATION_HEADERS),
+          200: successResponse(200, 'Pet', 'Success.', { ...DEPRECATION_HEADERS, ETag: ETAG_HEADER }),
+          304: notModifiedResponse(DEPRECATION_HEADERS),
           ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
         },
       },
@@ -158,6 +169,8 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
     async (request, reply) => {
       const pet = await pets.findPet(toBigInt(request.params.petId))
       if (pet === undefined) throw new ApiError('pet_not_found')
+      // A pet never changes once created, so its tag stays valid for as long as it exists.
+      if (notModified(request, reply, representationHash([pet]), undefined)) return reply.send()
       return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )

@@ -2,14 +2,23 @@
 // error status an operation can answer, with every header the service sends on each, as OpenAPI
 // should show them (scripts/lib/contract.ts fails on a status or header the suite sees undescribed).
 import { maxHeaderSize } from 'node:http'
+import { Type } from '@sinclair/typebox'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
+import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'
 
-type Header = { type: 'string'; description: string }
+/** The bounds of a header's value in the document (OpenAPI Schema Object keywords). */
+interface HeaderLimits {
+  maxLength?: number
+  pattern?: string
+  enum?: string[]
+}
+
+type Header = { type: 'string'; description: string } & HeaderLimits
 
 /** A documented response header (a string; @fastify/swagger wraps it into a Header Object). */
-export function header(description: string): Header {
-  return { type: 'string', description }
+export function header(description: string, limits: HeaderLimits = {}): Header {
+  return { type: 'string', description, ...limits }
 }
 
 const WHEN: Partial<Record<number, string>> = {
@@ -66,6 +75,43 @@ const BEFORE_THE_KEY = new Set([401, 408, 431])
 /** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
 function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {
   return { ...EVERY_RESPONSE, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+}
+
+/** The ETag of a 200 that can be asked for conditionally (RFC 9110 §8.8.3). */
+export const ETAG_HEADER = header(
+  'RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current.',
+  { maxLength: ETAG_MAX_LENGTH, pattern: '^"[A-Za-z0-9_-]+"$' },
+)
+
+/**
+ * The request headers of an operation that answers conditionally: If-None-Match (RFC 9110 §13.1.2).
+ * Its length is bounded only by the request header limit (431 beyond it), stated here as the same number.
+ */
+export const ConditionalHeaders = Type.Object({
+  'If-None-Match': Type.Optional(
+    Type.String({
+      maxLength: maxHeaderSize,
+      description:
+        'RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted.',
+    }),
+  ),
+})
+
+/**
+ * The 304 of a conditional GET (RFC 9110 §15.4.5): no body; the ETag, Cache-Control and, for a
+ * compressed representation, Vary, plus the operation's `headers` that go on every response.
+ */
+export function notModifiedResponse(headers: Record<string, Header> = {}): object {
+  return {
+    type: 'null',
+    description:
+      'Not Modified: `If-None-Match` matched the current representation. No body; keep using the stored one. Counts against the rate limit like any request.',
+    headers: headersFor(304, {
+      ...headers,
+      ETag: ETAG_HEADER,
+      Vary: header('`accept-encoding` when the representation the tag names is compressed.'),
+    }),
+  }
 }
 
 /**

@@ -35,6 +35,11 @@ keeps every digit (JavaScript's \`JSON.parse\` rounds them).
 here is answered 404 \`not_found\`. Both only after the key is accepted (without one: 401), both with
 the \`Error\` body. Bodies of 1 KiB or more are compressed (gzip or br) when \`Accept-Encoding\` asks.
 
+**Conditional requests.** getPet, each listPets page and this document carry a strong \`ETag\` (RFC 9110
+§8.8.3); send it back in \`If-None-Match\` and, while it still matches, the answer is 304 without a body
+(evaluated after the key is accepted: a wrong key gets 401). A 304 counts against the rate limit. This
+document itself is \`Cache-Control: no-cache\` rather than \`no-store\`: a cache may keep it and revalidate.
+
 **Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
 and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
 

@@ -130,7 +130,10 @@ export interface operations {
                 /** @description Opaque keyset cursor from the `Link: <…>; rel="next"` header of the previous page. Absent for the first page. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -151,11 +154,34 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page. */
                     Link?: string;
+                    /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pets"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matched the current representation. No body; keep using the stored one. Counts against the rate limit like any request. */
+            304: {
+                headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
+                    ETag?: string;
+                    /** @description `accept-encoding` when the representation the tag names is compressed. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {
@@ -535,7 +561,10 @@ export interface operations {
     getPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Identifier of the animal (signed 64-bit integer). */
                 petId: bigint;
@@ -563,11 +592,40 @@ export interface operations {
                     Sunset?: string;
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
+                    /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Pet"];
                 };
+            };
+            /** @description Not Modified: `If-None-Match` matched the current representation. No body; keep using the stored one. Counts against the rate limit like any request. */
+            304: {
+                headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
+                    Sunset?: string;
+                    /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
+                    Link?: string;
+                    /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
+                    ETag?: string;
+                    /** @description `accept-encoding` when the representation the tag names is compressed. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`). */
             400: {

@@ -3,6 +3,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
+import { INT64_MAX, INT64_MIN } from '../../int64.js'
 import { COMPRESS_ONCE, type ContentCoding } from '../pipeline/compression.js'
 import { contentCodingFor, notModified, representationHash } from '../pipeline/conditional-requests.js'
 import { CORS_EXPOSED_HEADERS } from '../pipeline/cors.js'
@@ -43,10 +44,14 @@ document itself is \`Cache-Control: no-cache\` rather than \`no-store\`: a cache
 **Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
 and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
 
-/** A Server Object of the document. */
+/**
+ * A Server Object of the document; `x-internal` (the audience OWASP's API inventory asks for):
+ * true for the address reachable only from the server's own machine.
+ */
 export interface OpenApiServer {
   url: string
   description: string
+  'x-internal': boolean
 }
 
 /**
@@ -54,13 +59,24 @@ export interface OpenApiServer {
  * port 0 cannot be dialled: 127.0.0.1 / ::1 instead, no entry for port 0) and the relative `/v1`.
  */
 export function openApiServers({ publicUrl, host, port }: { publicUrl?: string; host?: string; port?: number }): OpenApiServer[] {
-  if (publicUrl !== undefined) return [{ url: publicUrl, description: 'This deployment.' }]
-  const relative = { url: '/v1', description: 'This deployment, relative to where this document was fetched.' }
+  if (publicUrl !== undefined)
+    return [
+      { url: publicUrl, description: 'This deployment (production, or the environment PUBLIC_URL names).', 'x-internal': false },
+    ]
+  const relative = {
+    url: '/v1',
+    description: 'This deployment (local or production), relative to where this document was fetched.',
+    'x-internal': false,
+  }
   if (host === undefined || port === undefined || port === 0) return [relative]
   const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   const authority = dialled.includes(':') ? `[${dialled}]:${port}` : `${dialled}:${port}`
   return [
-    { url: `http://${authority}/v1`, description: 'This server as configured (HOST and PORT), from the same machine.' },
+    {
+      url: `http://${authority}/v1`,
+      description: 'Local: this server as configured (HOST and PORT), from the same machine.',
+      'x-internal': true,
+    },
     relative,
   ]
 }
@@ -101,7 +117,8 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
-    transformObject: (document) => ('openapiObject' in document ? withExamples(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document ? withInt64Bounds(withExamples(document.openapiObject)) : document.swaggerObject,
   })
   let stored: StoredDocument | undefined
   // no-cache, not the API's no-store: the document is the same for every client, so a cache may keep
@@ -144,6 +161,20 @@ function storedDocument(text: string): StoredDocument {
       return body
     },
   }
+}
+
+// States the int64 range on every `format: int64` schema, as exact bigints (openApiText writes them as
+// digits). Only in the document: the validator's `int64` format already enforces that range, and its
+// Ajv keywords cannot hold a bigint.
+function withInt64Bounds<T extends object>(document: T): T {
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return
+    const schema = node as Record<string, unknown>
+    if (schema.type === 'integer' && schema.format === 'int64') Object.assign(schema, { minimum: INT64_MIN, maximum: INT64_MAX })
+    for (const child of Object.values(schema)) visit(child)
+  }
+  visit(document)
+  return document
 }
 
 type Operation = {

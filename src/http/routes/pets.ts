@@ -3,12 +3,14 @@
 // as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { toBigInt } from '../../int64.js'
+import { INT64_MIN, toBigInt } from '../../int64.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
   type ListPetsQuery,
+  MAX_PAGE_LIMIT,
   type NewPet,
+  PET_STATUSES,
   PetIdParams,
   ListPetsQuery as Query,
 } from '../../schemas.js'
@@ -19,7 +21,15 @@ import { contentCodingFor, notModified, representationHash } from '../pipeline/c
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
-import { ConditionalHeaders, ETAG_HEADER, errorResponses, header, notModifiedResponse, successResponse } from './responses.js'
+import {
+  ConditionalHeaders,
+  ETAG_HEADER,
+  errorResponses,
+  header,
+  LINK_BASE_MAX_LENGTH,
+  notModifiedResponse,
+  successResponse,
+} from './responses.js'
 
 /**
  * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
@@ -38,6 +48,11 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 const SECURITY = [{ bearerAuth: [] }]
 /** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
+// The longest next link: the longest base, limit, status and cursor the query schema allows.
+const NEXT_LINK_MAX_LENGTH =
+  `<${'x'.repeat(LINK_BASE_MAX_LENGTH)}/pets?limit=${MAX_PAGE_LIMIT}&status=${PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a))}&cursor=${'x'.repeat(Query.properties.cursor.maxLength ?? 0)}>; rel="next"`
+    .length
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
 export async function petRoutes(app: FastifyInstance, options: PetRoutesOptions): Promise<void> {
@@ -61,7 +76,9 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         headers: ConditionalHeaders,
         response: {
           200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
-            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.', {
+              maxLength: NEXT_LINK_MAX_LENGTH,
+            }),
             ETag: ETAG_HEADER,
           }),
           304: notModifiedResponse(),
@@ -105,9 +122,12 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
         body: { $ref: 'NewPet' },
         response: {
           201: successResponse(201, 'Pet', 'Animal added.', {
-            Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+            Location: header('Where the new animal can be read: `/v1/pets/{id}`.', {
+              maxLength: `${'x'.repeat(LINK_BASE_MAX_LENGTH)}/pets/${INT64_MIN}`.length,
+            }),
             'Idempotent-Replayed': header(
               '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
+              { enum: ['true'] },
             ),
           }),
           ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),

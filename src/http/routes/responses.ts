@@ -3,9 +3,13 @@
 // should show them (scripts/lib/contract.ts fails on a status or header the suite sees undescribed).
 import { maxHeaderSize } from 'node:http'
 import { Type } from '@sinclair/typebox'
+import { URL_MAX_LENGTH } from '../../config-variables.js'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
+import { API_HEADERS } from '../pipeline/api-headers.js'
+import { CHALLENGES } from '../pipeline/auth.js'
 import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'
+import { MAX_REQUEST_ID_LENGTH } from '../pipeline/request-id.js'
 
 /** The bounds of a header's value in the document (OpenAPI Schema Object keywords). */
 interface HeaderLimits {
@@ -36,37 +40,67 @@ const WHEN: Partial<Record<number, string>> = {
   503: 'The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds.',
 }
 
+/** The longest link target the service writes: PUBLIC_URL (at most URL_MAX_LENGTH), else `/v1`. */
+export const LINK_BASE_MAX_LENGTH = URL_MAX_LENGTH
+
 /** Sent on every response (src/http/pipeline/request-pipeline.ts, src/http/pipeline/api-headers.ts). */
 const EVERY_RESPONSE: Record<string, Header> = {
   'X-Request-Id': header(
-    "The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID.",
+    `The request's id, also logged as \`reqId\`: the client's own \`X-Request-Id\` when it sent one of 1–${MAX_REQUEST_ID_LENGTH} visible ASCII characters, else a new UUID.`,
+    { maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
   ),
-  'Cache-Control': header('`no-store`: responses depend on the key and on changing data; no cache may keep them.'),
-  'X-Content-Type-Options': header('`nosniff`.'),
+  'Cache-Control': header('`no-store`: responses depend on the key and on changing data; no cache may keep them.', {
+    enum: [API_HEADERS['cache-control'] as string],
+  }),
+  'X-Content-Type-Options': header('`nosniff`.', { enum: [API_HEADERS['x-content-type-options'] as string] }),
 }
+
+/** Sent by @fastify/cors on every response but those written before the request is read (408, 431). */
+const CORS: Record<string, Header> = {
+  'Access-Control-Allow-Origin': header(
+    "Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response.",
+    { maxLength: URL_MAX_LENGTH },
+  ),
+}
+
+/** Statuses written on the socket before the request was read: no CORS, no RateLimit fields. */
+const UNREAD = new Set([408, 431])
+
+// Retry-After is whole seconds: 1 (409), SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS (503), the rest of a
+// one-minute window (429): never more than 3 digits.
+const RETRY_AFTER_LIMITS = { maxLength: 3, pattern: '^[0-9]+$' }
 
 /**
  * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
  * before the request was read), while RATE_LIMIT_PER_MINUTE is not 0.
  */
+// RATE_LIMIT_PER_MINUTE is at most 10,000,000 (8 digits) and a window 60 s.
 const RATE_LIMIT: Record<string, Header> = {
   RateLimit: header(
     'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
+    { maxLength: 23, pattern: '^default;r=[0-9]{1,8};t=[0-9]{1,2}$' },
   ),
   'RateLimit-Policy': header(
     'draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window.',
+    { maxLength: 23, pattern: '^default;q=[0-9]{1,8};w=60$' },
   ),
 }
 
 const HEADERS: Partial<Record<number, Record<string, Header>>> = {
-  409: { 'Retry-After': header('Seconds to wait before retrying with the same key.') },
+  409: { 'Retry-After': header('Seconds to wait before retrying with the same key.', RETRY_AFTER_LIMITS) },
   401: {
     'WWW-Authenticate': header(
       'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
+      { enum: CHALLENGES },
     ),
   },
-  429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },
-  503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.') },
+  429: {
+    'Retry-After': header(
+      'RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.',
+      RETRY_AFTER_LIMITS,
+    ),
+  },
+  503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.', RETRY_AFTER_LIMITS) },
 }
 
 /** Statuses answered before the key is accepted: without the RateLimit fields. */
@@ -74,7 +108,8 @@ const BEFORE_THE_KEY = new Set([401, 408, 431])
 
 /** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
 function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {
-  return { ...EVERY_RESPONSE, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+  const cors = UNREAD.has(status) ? {} : CORS
+  return { ...EVERY_RESPONSE, ...cors, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
 }
 
 /** The ETag of a 200 that can be asked for conditionally (RFC 9110 §8.8.3). */
@@ -109,7 +144,7 @@ export function notModifiedResponse(headers: Record<string, Header> = {}): objec
     headers: headersFor(304, {
       ...headers,
       ETag: ETAG_HEADER,
-      Vary: header('`accept-encoding` when the representation the tag names is compressed.'),
+      Vary: header('`accept-encoding` when the representation the tag names is compressed.', { enum: ['accept-encoding'] }),
     }),
   }
 }

@@ -93,7 +93,7 @@ export interface components {
              * @enum {string}
              */
             in: "body" | "query" | "path" | "header";
-            /** @description Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault. */
+            /** @description Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault. Cut to its first 256 characters. */
             field: string;
             /** @description What is wrong with it. */
             message: string;
@@ -107,9 +107,12 @@ export interface components {
             code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * Format: int32
+             * @description The HTTP status code of the response.
+             */
             status: number;
-            /** @description With `invalid_request` only: every failing input. */
+            /** @description With `invalid_request` only: every failing input (the first 32 when there are more). */
             details?: components["schemas"]["ErrorDetail"][];
         };
     };
@@ -145,9 +148,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -168,9 +173,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -178,7 +185,7 @@ export interface operations {
                     /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
                     ETag?: string;
                     /** @description `accept-encoding` when the representation the tag names is compressed. */
-                    Vary?: string;
+                    Vary?: "accept-encoding";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -189,9 +196,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -208,11 +217,13 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\", error_description=\"The API key is not valid\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -225,9 +236,9 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
@@ -240,9 +251,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -261,9 +274,9 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
@@ -276,9 +289,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -295,9 +310,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -334,9 +351,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -344,7 +363,7 @@ export interface operations {
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
                     /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise. */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -357,9 +376,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -376,11 +397,13 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\", error_description=\"The API key is not valid\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -393,9 +416,9 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
@@ -408,9 +431,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -429,9 +454,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -448,9 +475,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -467,9 +496,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -486,9 +517,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -507,9 +540,9 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
@@ -522,9 +555,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -541,9 +576,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -579,17 +616,19 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
@@ -606,23 +645,25 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     /** @description RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current. */
                     ETag?: string;
                     /** @description `accept-encoding` when the representation the tag names is compressed. */
-                    Vary?: string;
+                    Vary?: "accept-encoding";
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -633,17 +674,19 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -658,15 +701,17 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
-                    "WWW-Authenticate"?: string;
+                    "WWW-Authenticate"?: "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\", error_description=\"The API key is not valid\"";
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -681,17 +726,19 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -706,13 +753,13 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -727,9 +774,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -737,9 +786,9 @@ export interface operations {
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -754,13 +803,13 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -775,17 +824,19 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;
@@ -800,9 +851,11 @@ export interface operations {
                     /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
                     "X-Request-Id"?: string;
                     /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
-                    "Cache-Control"?: string;
+                    "Cache-Control"?: "no-store";
                     /** @description `nosniff`. */
-                    "X-Content-Type-Options"?: string;
+                    "X-Content-Type-Options"?: "nosniff";
+                    /** @description Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response. */
+                    "Access-Control-Allow-Origin"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
@@ -810,9 +863,9 @@ export interface operations {
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
-                    Deprecation?: string;
+                    Deprecation?: "@1795132800";
                     /** @description RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed. */
-                    Sunset?: string;
+                    Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT";
                     /** @description RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`). */
                     Link?: string;
                     [name: string]: unknown;

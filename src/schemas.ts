@@ -113,7 +113,6 @@ export const ListPetsQuery = Type.Object(
   {
     limit: Type.Optional(
       Type.Integer({
-        format: 'int32',
         minimum: 1,
         maximum: MAX_PAGE_LIMIT,
         default: DEFAULT_PAGE_LIMIT,

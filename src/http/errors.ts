@@ -95,7 +95,7 @@ export const ErrorBody = Type.Object(
       description: 'Machine-readable, stable error code (the catalog is in the README).',
     }),
     message: Type.String({ maxLength: ERROR_BODY_LIMITS.message, description: 'Human-readable description.' }),
-    status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
+    status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
     details: Type.Optional(
       Type.Array(Type.Unsafe<ErrorDetail>({ $ref: 'ErrorDetail' }), {
         maxItems: ERROR_BODY_LIMITS.details,

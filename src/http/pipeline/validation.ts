@@ -32,7 +32,6 @@ export function buildValidatorCompiler(
     schemas: sharedSchemas,
     formats: {
       int64: { type: 'number', validate: Number.isSafeInteger },
-      int32: { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 },
       cursor: { type: 'string', validate: (text: string) => cursors.verify(text) !== undefined },
     },
     keywords: ['x-pattern-message'],

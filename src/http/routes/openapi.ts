@@ -118,7 +118,7 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
     transformObject: (document) =>
-      'openapiObject' in document ? withInt64Bounds(withExamples(document.openapiObject)) : document.swaggerObject,
+      'openapiObject' in document ? withIntegerFormats(withExamples(document.openapiObject)) : document.swaggerObject,
   })
   let stored: StoredDocument | undefined
   // no-cache, not the API's no-store: the document is the same for every client, so a cache may keep
@@ -163,19 +163,23 @@ function storedDocument(text: string): StoredDocument {
   }
 }
 
-// States the int64 range on every `format: int64` schema, as exact bigints (openApiText writes them as
-// digits). Only in the document: the validator's `int64` format already enforces that range, and its
-// Ajv keywords cannot hold a bigint.
-function withInt64Bounds<T extends object>(document: T): T {
+// States the range of every integer as a format: the int64 range on every `format: int64` schema, as
+// exact bigints (openApiText writes them as digits), and `int32` on the others, whose bounds all fit.
+// Only in the document: the validator's `int64` format and `minimum`/`maximum` already enforce them
+// (an int32 format there would report a value out of bounds twice), and Ajv cannot hold a bigint.
+function withIntegerFormats<T extends object>(document: T): T {
   const visit = (node: unknown): void => {
     if (typeof node !== 'object' || node === null) return
     const schema = node as Record<string, unknown>
     if (schema.type === 'integer' && schema.format === 'int64') Object.assign(schema, { minimum: INT64_MIN, maximum: INT64_MAX })
+    else if (schema.type === 'integer' && fitsInt32(schema.minimum) && fitsInt32(schema.maximum)) schema.format = 'int32'
     for (const child of Object.values(schema)) visit(child)
   }
   visit(document)
   return document
 }
+
+const fitsInt32 = (bound: unknown): boolean => typeof bound === 'number' && Number.isInteger(bound) && Math.abs(bound) < 2 ** 31
 
 type Operation = {
   operationId?: string

@@ -236,10 +236,15 @@ const PROXY_PROBLEM =
  * Throws ConfigError naming `variable`.
  */
 export function parseCorsOrigins(value: string | undefined, variable: string): readonly string[] {
-  return parseList(value, variable, (origin) => isHttpUrl(origin) && new URL(origin).origin === origin, ORIGIN_PROBLEM)
+  const isOrigin = (origin: string) => origin.length <= URL_MAX_LENGTH && isHttpUrl(origin) && new URL(origin).origin === origin
+  return parseList(value, variable, isOrigin, ORIGIN_PROBLEM)
 }
-const ORIGIN_PROBLEM =
-  'is not an origin: each must be http(s)://HOST[:PORT] with no path or trailing slash, such as https://app.example.com, separated by commas.'
+/**
+ * The longest PUBLIC_URL and CORS_ORIGINS entry, in characters: they go into response headers
+ * (Location, Link, Access-Control-Allow-Origin), whose lengths openapi.json states from this.
+ */
+export const URL_MAX_LENGTH = 256
+const ORIGIN_PROBLEM = `is not an origin: each must be http(s)://HOST[:PORT] with no path or trailing slash, at most ${URL_MAX_LENGTH} characters, such as https://app.example.com, separated by commas.`
 
 /** Whether `text` is an absolute http: or https: URL. */
 export const isHttpUrl = (text: string): boolean => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)
@@ -257,6 +262,7 @@ export function parsePublicUrl(value: string | undefined, variable: string): str
   const url = isHttpUrl(trimmed) ? new URL(trimmed) : undefined
   if (
     !url ||
+    trimmed.length > URL_MAX_LENGTH ||
     url.hostname === '' ||
     url.username !== '' ||
     url.password !== '' ||
@@ -267,7 +273,7 @@ export function parsePublicUrl(value: string | undefined, variable: string): str
   ) {
     throw new ConfigError(
       variable,
-      'must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1, in normal form: no user or password, no spaces, control characters, quotes or angle brackets, host in lower case.',
+      `must be an absolute http(s) URL ending in /v1, such as https://api.example.com/v1, at most ${URL_MAX_LENGTH} characters, in normal form: no user or password, no spaces, control characters, quotes or angle brackets, host in lower case.`,
     )
   }
   return trimmed

@@ -19,6 +19,7 @@ import {
   type Settings,
   settings,
   text,
+  URL_MAX_LENGTH,
   type Value,
   type VariableKeywords,
   variableValue,
@@ -163,13 +164,13 @@ export const VARIABLES = {
       'Port of the metrics listener, {range} (0 picks a free one); must differ from `PORT`. When set and taken, start-up fails; when left at the default and taken (a second instance on the host), the service runs without metrics and logs a warning.',
   }),
   PUBLIC_URL: text(
-    'The externally visible base URL, ending in `/v1`, such as `https://api.example.com/v1`: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, `"`, `<` or `>`; host in lower case). Written into the OpenAPI `servers` list (without it: `http://HOST:PORT/v1`, then the relative `/v1`) and used for `Location` and `Link` URLs; without it those are relative (`/v1/pets/1`). Production and staging are two deployments that differ only in this and their database.',
+    `The externally visible base URL, ending in \`/v1\`, such as \`https://api.example.com/v1\`, at most ${URL_MAX_LENGTH} characters: http or https, a host, no user or password, and written as browsers normalise it (no spaces, control characters, \`"\`, \`<\` or \`>\`; host in lower case). Written into the OpenAPI \`servers\` list (without it: \`http://HOST:PORT/v1\`, then the relative \`/v1\`) and used for \`Location\` and \`Link\` URLs; without it those are relative (\`/v1/pets/1\`). Production and staging are two deployments that differ only in this and their database.`,
   ),
   TRUST_PROXY: text(
     "Comma-separated addresses or CIDR ranges of the balancers in front of the service, e.g. `10.0.0.5,172.16.0.0/12` (also `loopback`, `linklocal`, `uniquelocal`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the right-most one not itself trusted): that address is the log line's `client` and what `AUTH_FAILURES_PER_MINUTE` counts. Unset: `X-Forwarded-For` is ignored and the client is the connection's peer, so behind a balancer every client shares its address. Never list addresses the public can connect from: a trusted `X-Forwarded-For` can name any address.",
   ),
   CORS_ORIGINS: text(
-    'Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: `https://HOST[:PORT]` or `http://…`, no path, e.g. `https://app.example.com,http://localhost:5173`. Unset: CORS is off and no `Access-Control-*` header is sent. Preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) are answered without a key; pages may send `Authorization`, `Content-Type`, `Idempotency-Key` and `X-Request-Id` and read `Idempotent-Replayed`, `Link`, `Location`, `RateLimit`, `RateLimit-Policy`, `Retry-After`, `Deprecation`, `Sunset`, `WWW-Authenticate` and `X-Request-Id`.',
+    `Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: \`https://HOST[:PORT]\` or \`http://…\`, no path, at most ${URL_MAX_LENGTH} characters, e.g. \`https://app.example.com,http://localhost:5173\`. Unset: CORS is off and no \`Access-Control-*\` header is sent. Preflights (\`OPTIONS\` with \`Origin\` and \`Access-Control-Request-Method\`) are answered without a key; pages may send \`Authorization\`, \`Content-Type\`, \`Idempotency-Key\`, \`If-None-Match\` and \`X-Request-Id\` and read \`ETag\`, \`Idempotent-Replayed\`, \`Link\`, \`Location\`, \`RateLimit\`, \`RateLimit-Policy\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`WWW-Authenticate\` and \`X-Request-Id\`.`,
   ),
   COPY_FROM_URL: text('`copy` only: the database to copy from when `--from` is not given (any form `DATABASE_URL` takes).', {
     'x-file': true,

@@ -42,9 +42,12 @@ export const DEFAULT_PET_STATUS: PetStatus = 'available'
 /** The `name` pattern: the service's check and the one in openapi.json (see the comment above). */
 export const NAME_PATTERN = String.raw`^(?!\s*$)(?:[\x01-\uD7FF\uE000-\uFFFF]|[^\x00-\uFFFF]|(?!\u{D800}?)[^\x00-\uD7FF\uE000-\uFFFF]{2})+$`
 
+/** The longest `name`, in characters (Unicode code points). */
+const NAME_MAX_LENGTH = 255
+
 const PetName = Type.String({
   minLength: 1,
-  maxLength: 255,
+  maxLength: NAME_MAX_LENGTH,
   pattern: NAME_PATTERN,
   'x-pattern-message': 'must contain a character other than whitespace, and no NUL or unpaired surrogate',
   description:
@@ -84,7 +87,7 @@ export const NEW_PET_MEMBERS = Object.keys(NewPet.properties) as readonly NewPet
 export const Pet = Type.Object(
   {
     id: Type.Unsafe<Int64Text>({ ...Int64, description: 'Unique identifier assigned by the service on creation.' }),
-    name: Type.String({ description: "The animal's name, exactly as sent on creation." }),
+    name: Type.String({ maxLength: NAME_MAX_LENGTH, description: "The animal's name, exactly as sent on creation." }),
     categoryId: Type.Unsafe<Int64Text>(CategoryId),
     status: Type.Unsafe<PetStatus>({ $ref: 'PetStatus' }),
   },
@@ -92,17 +95,18 @@ export const Pet = Type.Object(
 )
 export type Pet = Static<typeof Pet>
 
-/** Pets (docs/specification.md, Pets): a bare JSON array of Pet, ordered by `id` ascending. */
-export const Pets = Type.Array(Type.Unsafe<Pet>({ $ref: 'Pet' }), {
-  $id: 'Pets',
-  description: 'Animals ordered by `id` ascending.',
-})
-
 /** The page size when `limit` is absent (docs/specification.md, Limits). */
 export const DEFAULT_PAGE_LIMIT = 20
 
 /** The largest page `limit` accepts; larger values are a 400, never clamped (docs/specification.md, Limits). */
 export const MAX_PAGE_LIMIT = 100
+
+/** Pets (docs/specification.md, Pets): a bare JSON array of Pet, ordered by `id` ascending; a page holds at most MAX_PAGE_LIMIT. */
+export const Pets = Type.Array(Type.Unsafe<Pet>({ $ref: 'Pet' }), {
+  $id: 'Pets',
+  maxItems: MAX_PAGE_LIMIT,
+  description: 'Animals ordered by `id` ascending.',
+})
 
 /** listPets query (docs/specification.md, listPets and Pagination), with the keyset `cursor`. */
 export const ListPetsQuery = Type.Object(

@@ -81,6 +81,8 @@ describe('configuration (loadConfig)', () => {
     ['API_KEYS', 'has a space in it 0123456789'],
     ['LOG_LEVEL', 'loud'],
     ['PUBLIC_URL', 'ftp://example.com/v1'],
+    // 264 characters (a valid 253-character host): over URL_MAX_LENGTH, the bound openapi.json states for Location and Link.
+    ['PUBLIC_URL', `https://${'abcdefghi.'.repeat(25)}com/v1`],
     ['PUBLIC_URL', 'https://example.com/v2'],
     ['PUBLIC_URL', 'not a url'],
     ['PUBLIC_URL', 'https://example.com/v1?x=1'],
@@ -102,6 +104,7 @@ describe('configuration (loadConfig)', () => {
     ['TRUST_PROXY', '10.0.0.0/8/8'],
     ['TRUST_PROXY', '10.0.0.0/'],
     ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', `https://${'abcdefghi.'.repeat(25)}com`],
     ['CORS_ORIGINS', 'https://app.example.com/'],
     ['CORS_ORIGINS', 'https://app.example.com/app'],
     ['CORS_ORIGINS', 'ftp://app.example.com'],

@@ -9,7 +9,7 @@ import { ERROR_CODES } from '../../src/http/errors.js'
 /** The committed OpenAPI document. */
 export const openapi = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8'))
 
-const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true } })
+const ajv = new Ajv2020({ strict: false, allErrors: true, formats: { int64: true, int32: true } })
 ajv.addSchema(openapi, 'openapi.json')
 
 const TEMPLATES: Array<[RegExp, string]> = [
@@ -39,6 +39,7 @@ const SERVICE_HEADERS = [
   'sunset',
   'allow',
   'www-authenticate',
+  'etag',
 ]
 
 /** A response as the test client saw it. */
@@ -65,11 +66,23 @@ export function assertMatchesContract(method: string, path: string, response: Se
     const names = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()))
     for (const name of SERVICE_HEADERS.filter((header) => response.headers.has(header))) {
       assert.ok(names.has(name), `${where}: header ${name} not documented on this response of ${operation.operationId}`)
+      // The value keeps to the documented limits (maxLength, pattern, enum).
+      const documentedName = Object.keys(documented.headers).find((header) => header.toLowerCase() === name) as string
+      const validate = ajv.compile(documented.headers[documentedName].schema)
+      const value = response.headers.get(name)
+      assert.ok(
+        validate(value),
+        `${where}: header ${name}: ${value} breaks its documented schema: ${ajv.errorsText(validate.errors)}`,
+      )
     }
   } else if (template && response.status === 405) {
     // described once, in the document's description: a method the path does not offer
     assert.ok(response.headers.get('allow'), `${where}: 405 names the methods in Allow`)
   } else if (response.status < 400) {
+    return
+  }
+  if (response.status === 304) {
+    assert.equal(response.text, '', `${where}: a 304 has no body`)
     return
   }
   assert.match(response.headers.get('content-type') ?? '', /^application\/json/, `${where}: content type`)

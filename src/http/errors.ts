@@ -12,6 +12,13 @@ import { SERVER_TIMEOUTS } from './connection/timeouts.js'
 import { unavailableCause } from './observability/unavailable-log.js'
 import { API_HEADERS } from './pipeline/api-headers.js'
 
+/**
+ * Bounds of the Error body, in characters (Unicode code points, as JSON Schema counts them) and
+ * entries: a detail names client input (an unknown field's name may be kilobytes long), so what the
+ * body repeats is cut to these (ApiError.toBody), and openapi.json states the same numbers.
+ */
+export const ERROR_BODY_LIMITS = { message: 256, field: 256, details: 32 } as const
+
 /** The 400 message for a createPet without a body, whichever step finds it missing. */
 export const BODY_REQUIRED_MESSAGE = 'A request body is required.'
 
@@ -65,14 +72,19 @@ export const ErrorDetail = Type.Object(
       description: 'Where the failing input is.',
     }),
     field: Type.String({
-      description:
-        'Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault.',
+      maxLength: ERROR_BODY_LIMITS.field,
+      description: `Dotted path of the failing field (a header by its lowercase name); empty when the whole body or query is at fault. Cut to its first ${ERROR_BODY_LIMITS.field} characters.`,
     }),
-    message: Type.String({ description: 'What is wrong with it.' }),
+    message: Type.String({ maxLength: ERROR_BODY_LIMITS.message, description: 'What is wrong with it.' }),
   },
   { $id: 'ErrorDetail', additionalProperties: false },
 )
 export type ErrorDetail = Static<typeof ErrorDetail>
+
+// The first `max` code points of `text` (a UTF-16 length within `max` has no more code points).
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : Array.from(text).slice(0, max).join('')
+}
 
 /** The Error body of every error response (docs/specification.md, Error); `status` repeats the HTTP status. */
 export const ErrorBody = Type.Object(
@@ -82,11 +94,12 @@ export const ErrorBody = Type.Object(
       enum: Object.keys(ERROR_CODES),
       description: 'Machine-readable, stable error code (the catalog is in the README).',
     }),
-    message: Type.String({ description: 'Human-readable description.' }),
+    message: Type.String({ maxLength: ERROR_BODY_LIMITS.message, description: 'Human-readable description.' }),
     status: Type.Integer({ minimum: 400, maximum: 599, description: 'The HTTP status code of the response.' }),
     details: Type.Optional(
       Type.Array(Type.Unsafe<ErrorDetail>({ $ref: 'ErrorDetail' }), {
-        description: 'With `invalid_request` only: every failing input.',
+        maxItems: ERROR_BODY_LIMITS.details,
+        description: `With \`invalid_request\` only: every failing input (the first ${ERROR_BODY_LIMITS.details} when there are more).`,
       }),
     ),
   },
@@ -124,8 +137,14 @@ export class ApiError extends Error {
 
   /** The Error body of this error (docs/specification.md, Error). */
   toBody(): ErrorBody {
-    const body: ErrorBody = { code: this.code, message: this.message, status: this.statusCode }
-    if (this.details) body.details = this.details
+    const body: ErrorBody = { code: this.code, message: cut(this.message, ERROR_BODY_LIMITS.message), status: this.statusCode }
+    if (this.details) {
+      body.details = this.details.slice(0, ERROR_BODY_LIMITS.details).map((detail) => ({
+        in: detail.in,
+        field: cut(detail.field, ERROR_BODY_LIMITS.field),
+        message: cut(detail.message, ERROR_BODY_LIMITS.message),
+      }))
+    }
     return body
   }
 }

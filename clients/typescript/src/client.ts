@@ -2,6 +2,7 @@
 // (lossless JSON), Link-following pagination, the Idempotency-Key on creates, and `withResponse()`.
 import LinkHeader from 'http-link-header'
 import createFetchClient from 'openapi-fetch'
+import { type Conditional, type ConditionalOptions, conditionally } from './conditional.js'
 import { AnimalStoreError, type CallContext } from './errors.js'
 import type { components, paths } from './generated/schema.js'
 import { parseJson, stringifyJson } from './json.js'
@@ -131,7 +132,20 @@ export interface AnimalStoreClient {
    * 2026-11-20). Use `pets()` / `listPets()` instead.
    */
   getPet(petId: bigint, options?: CallOptions): ApiPromise<Pet>
+  /**
+   * listPets, conditionally (RFC 9110 §13.1.2): with `ifNoneMatch` set to the `etag` of the page you
+   * hold, resolves `{ notModified: true }` while that page is unchanged (a 304, no body sent).
+   */
+  listPetsIfChanged(query?: ListQuery, options?: ConditionalOptions): ApiPromise<Conditional<PetPage>>
+  /**
+   * getPet, conditionally: `{ notModified: true }` while `ifNoneMatch` names the pet you hold.
+   * @deprecated Sunset: Thu, 05 Dec 2030 00:00:00 GMT, as getPet.
+   */
+  getPetIfChanged(petId: bigint, options?: ConditionalOptions): ApiPromise<Conditional<Pet>>
 }
+
+/** What a call hands to openapi-fetch: its headers and the transport's fetch. */
+type CallInit = { headers: Record<string, string>; fetch: (request: Request) => Promise<Response> }
 
 /** The `fetch` part of a result from openapi-fetch with `parseAs: 'text'`. */
 interface TextResult {
@@ -197,34 +211,35 @@ export function createClient(options: ClientOptions): AnimalStoreClient {
   function call<T>(
     callOptions: CallOptions,
     idempotencyKey: string | undefined,
-    perform: (init: { headers: Record<string, string>; fetch: (request: Request) => Promise<Response> }) => Promise<TextResult>,
+    perform: (init: CallInit) => Promise<TextResult>,
     parse: (text: string, response: Response) => T,
+    ifNoneMatch?: string,
   ): ApiPromise<T> {
     const context: CallContext = { requestId: callOptions.requestId ?? crypto.randomUUID(), idempotencyKey }
     const headers: Record<string, string> = { 'x-request-id': context.requestId }
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey
+    if (ifNoneMatch !== undefined) headers['if-none-match'] = ifNoneMatch
     const run = async (): Promise<WithResponse<T>> => {
       const { data, error, response } = await perform({
         headers,
         fetch: (request) => send(request, transport, callOptions, context),
       })
-      if (data === undefined) throw new AnimalStoreError(response, error, context)
-      return { data: parse(data, response), response, requestId: response.headers.get('x-request-id') ?? context.requestId }
+      // A 304 has no body: an answer only to a conditional call, whose parse expects it.
+      const notModified = response.status === 304 && ifNoneMatch !== undefined
+      if (data === undefined && !notModified) throw new AnimalStoreError(response, error, context)
+      return { data: parse(data ?? '', response), response, requestId: response.headers.get('x-request-id') ?? context.requestId }
     }
     return apiPromise(run())
   }
 
+  function pageOf(text: string, response: Response): PetPage {
+    const next = LinkHeader.parse(response.headers.get('link') ?? '').rel('next')[0]
+    const nextCursor = next ? (new URL(next.uri, options.baseUrl).searchParams.get('cursor') ?? undefined) : undefined
+    return { pets: parseJson(text) as Pet[], nextCursor }
+  }
+
   function listPets(query: ListQuery = {}, callOptions: CallOptions = {}): ApiPromise<PetPage> {
-    return call(
-      callOptions,
-      undefined,
-      (init) => client.GET('/pets', { params: { query }, parseAs: 'text', ...init }),
-      (text, response) => {
-        const next = LinkHeader.parse(response.headers.get('link') ?? '').rel('next')[0]
-        const nextCursor = next ? (new URL(next.uri, options.baseUrl).searchParams.get('cursor') ?? undefined) : undefined
-        return { pets: parseJson(text) as Pet[], nextCursor }
-      },
-    )
+    return call(callOptions, undefined, (init) => client.GET('/pets', { params: { query }, parseAs: 'text', ...init }), pageOf)
   }
 
   async function* pages(query: PetsQuery = {}, callOptions: CallOptions = {}): AsyncGenerator<PetPage, void, undefined> {
@@ -256,6 +271,20 @@ export function createClient(options: ClientOptions): AnimalStoreClient {
         undefined,
         (init) => client.GET('/pets/{petId}', { params: { path: { petId } }, parseAs: 'text', ...init }),
         (text) => parseJson(text) as Pet,
+      )
+    },
+    listPetsIfChanged(query = {}, { ifNoneMatch, ...callOptions } = {}) {
+      const perform = (init: CallInit) => client.GET('/pets', { params: { query }, parseAs: 'text', ...init })
+      return call(callOptions, undefined, perform, conditionally(pageOf), ifNoneMatch)
+    },
+    getPetIfChanged(petId, { ifNoneMatch, ...callOptions } = {}) {
+      const perform = (init: CallInit) => client.GET('/pets/{petId}', { params: { path: { petId } }, parseAs: 'text', ...init })
+      return call(
+        callOptions,
+        undefined,
+        perform,
+        conditionally((text) => parseJson(text) as Pet),
+        ifNoneMatch,
       )
     },
   }

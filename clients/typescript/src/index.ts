@@ -14,6 +14,7 @@ export {
   type PetsQuery,
   type WithResponse,
 } from './client.js'
+export type { Conditional, ConditionalOptions } from './conditional.js'
 export {
   AnimalStoreError,
   AnimalStoreTimeoutError,

@@ -18,6 +18,9 @@ const INVALID_CHALLENGE = {
   connection: 'close',
 }
 
+/** The two WWW-Authenticate values a 401 carries (openapi.json lists them). */
+export const CHALLENGES = [MISSING_CHALLENGE['www-authenticate'], INVALID_CHALLENGE['www-authenticate']]
+
 /**
  * The identity of the request's bearer key (RFC 6750 §2.1), synchronously when the verifier knows
  * the key, else as a promise. Throws (or rejects with) ApiError `missing_api_key` when there are no

@@ -4,14 +4,15 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 
-/** Request headers a page may send: the key, JSON bodies, safe retries and its own request id. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id']
+/** Request headers a page may send: the key, JSON bodies, safe retries, conditional reads and its own request id. */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id']
 
 /**
  * Response headers a page may read besides the CORS-safelisted ones (paging, limits, deprecation,
- * tracing, the 401 challenge, a replayed create).
+ * tracing, the 401 challenge, a replayed create, the entity tag).
  */
 export const CORS_EXPOSED_HEADERS = [
+  'ETag',
   'Idempotent-Replayed',
   'Link',
   'Location',

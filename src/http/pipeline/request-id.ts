@@ -2,7 +2,8 @@
 // request through our logs, else a new UUID. Sent back as `X-Request-Id` and logged as `reqId`.
 
 /** Longest client-chosen request id accepted, in characters. */
-const MAX_REQUEST_ID_LENGTH = 128
+/** The longest X-Request-Id taken from a client, in characters (a generated one is a 36-character UUID). */
+export const MAX_REQUEST_ID_LENGTH = 128
 // 1–128 visible ASCII characters (RFC 9110 §5.5 VCHAR): nothing that could break a header or a log line.
 const WELL_FORMED = new RegExp(`^[\\x21-\\x7e]{1,${MAX_REQUEST_ID_LENGTH}}$`)
 

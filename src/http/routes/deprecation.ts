@@ -1,7 +1,7 @@
 // Deprecation signalling for getPet (docs/specification.md, Deprecation): RFC 9745 Deprecation,
 // RFC 8594 Sunset and an RFC 8288 successor-version link, on every response of the operation,
 // errors included.
-import { header } from './responses.js'
+import { header, LINK_BASE_MAX_LENGTH } from './responses.js'
 
 /** 2026-11-20T00:00:00Z, when interface 1.0.0 marked getPet deprecated, as RFC 9745 `@`-seconds. */
 const DEPRECATED_AT = '@1795132800'
@@ -18,7 +18,11 @@ export function deprecationHeaders(successor: string): Record<string, string> {
 
 /** The same headers as documented on each response of the operation in OpenAPI. */
 export const DEPRECATION_HEADERS = {
-  Deprecation: header('RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated.'),
-  Sunset: header('RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed.'),
-  Link: header('RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`).'),
+  Deprecation: header('RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated.', {
+    enum: [DEPRECATED_AT],
+  }),
+  Sunset: header('RFC 8594: `Thu, 05 Dec 2030 00:00:00 GMT`, when this operation will be removed.', { enum: [SUNSET_DATE] }),
+  Link: header('RFC 8288: `</v1/pets>; rel="successor-version"`, the replacement (`GET /pets` with `status`).', {
+    maxLength: (deprecationHeaders('x'.repeat(LINK_BASE_MAX_LENGTH + '/pets'.length)).link ?? '').length,
+  }),
 }

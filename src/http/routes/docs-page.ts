@@ -4,11 +4,9 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
-import { brotliCompress, constants, gzip } from 'node:zlib'
 import { Negotiator } from '@fastify/accept-negotiator'
 import type { FastifyInstance } from 'fastify'
-import { COMPRESSION_THRESHOLD_BYTES } from '../pipeline/compression.js'
+import { COMPRESS_ONCE, COMPRESSION_THRESHOLD_BYTES } from '../pipeline/compression.js'
 
 /** Where the page is served. */
 const DOCS_PATH = '/docs'
@@ -179,17 +177,9 @@ function asset(body: Buffer, type: string): Asset {
 type Encoding = 'br' | 'gzip'
 const ENCODINGS: Encoding[] = ['br', 'gzip']
 
-// Each text asset is compressed once per encoding, at its first request, on libuv's thread pool (so
-// the event loop never waits for it), and kept: compressing the 1.7 MB Swagger UI bundle on every
-// request cost 73 ms (gzip) to 92 ms (Brotli) of CPU per load, for anyone, without a key. Done once,
-// the highest levels that stay quick pay off: Brotli 9 (0.5 s once; 11 would take 12 s) and gzip 9.
-const COMPRESSORS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
-  br: (body) =>
-    promisify(brotliCompress)(body, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
-    }),
-  gzip: (body) => promisify(gzip)(body, { level: 9 }),
-}
+// Each text asset is compressed once per encoding, at its first request (COMPRESS_ONCE), and kept:
+// compressing the 1.7 MB Swagger UI bundle on every request cost 73 ms (gzip) to 92 ms (Brotli) of
+// CPU per load, for anyone, without a key.
 
 /**
  * The body of `asset` in the encoding the request's Accept-Encoding prefers (RFC 9110 §12.5.3), and
@@ -205,7 +195,7 @@ function encodedAssets(): (asset: Asset, acceptEncoding: string | undefined) => 
     const encoding = compressible(asset) ? (negotiator.negotiate(acceptEncoding ?? '') as Encoding | null) : null
     if (!encoding) return [asset.body, undefined]
     const id = `${asset.hash} ${encoding}`
-    const body = stored.get(id) ?? COMPRESSORS[encoding](asset.body)
+    const body = stored.get(id) ?? COMPRESS_ONCE[encoding](asset.body)
     stored.set(id, body)
     return [await body, encoding]
   }

@@ -3,6 +3,9 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import { stringify } from 'lossless-json'
+import { INT64_MAX, INT64_MIN } from '../../int64.js'
+import { COMPRESS_ONCE, type ContentCoding } from '../pipeline/compression.js'
+import { contentCodingFor, notModified, representationHash } from '../pipeline/conditional-requests.js'
 import { CORS_EXPOSED_HEADERS } from '../pipeline/cors.js'
 import { DEPRECATION_HEADERS, SUNSET_DATE } from './deprecation.js'
 import { errorExamples, OPERATION_EXAMPLES } from './examples.js'
@@ -34,13 +37,22 @@ keeps every digit (JavaScript's \`JSON.parse\` rounds them).
 here is answered 404 \`not_found\`. Both only after the key is accepted (without one: 401), both with
 the \`Error\` body. Bodies of 1 KiB or more are compressed (gzip or br) when \`Accept-Encoding\` asks.
 
+**Conditional requests.** getPet, each listPets page and this document carry a strong \`ETag\` (RFC 9110
+§8.8.3); send it back in \`If-None-Match\` and, while it still matches, the answer is 304 without a body
+(evaluated after the key is accepted: a wrong key gets 401). A 304 counts against the rate limit. This
+document itself is \`Cache-Control: no-cache\` rather than \`no-store\`: a cache may keep it and revalidate.
+
 **Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
 and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
 
-/** A Server Object of the document. */
+/**
+ * A Server Object of the document; `x-internal` (the audience OWASP's API inventory asks for):
+ * true for the address reachable only from the server's own machine.
+ */
 export interface OpenApiServer {
   url: string
   description: string
+  'x-internal': boolean
 }
 
 /**
@@ -48,13 +60,24 @@ export interface OpenApiServer {
  * port 0 cannot be dialled: 127.0.0.1 / ::1 instead, no entry for port 0) and the relative `/v1`.
  */
 export function openApiServers({ publicUrl, host, port }: { publicUrl?: string; host?: string; port?: number }): OpenApiServer[] {
-  if (publicUrl !== undefined) return [{ url: publicUrl, description: 'This deployment.' }]
-  const relative = { url: '/v1', description: 'This deployment, relative to where this document was fetched.' }
+  if (publicUrl !== undefined)
+    return [
+      { url: publicUrl, description: 'This deployment (production, or the environment PUBLIC_URL names).', 'x-internal': false },
+    ]
+  const relative = {
+    url: '/v1',
+    description: 'This deployment (local or production), relative to where this document was fetched.',
+    'x-internal': false,
+  }
   if (host === undefined || port === undefined || port === 0) return [relative]
   const dialled = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   const authority = dialled.includes(':') ? `[${dialled}]:${port}` : `${dialled}:${port}`
   return [
-    { url: `http://${authority}/v1`, description: 'This server as configured (HOST and PORT), from the same machine.' },
+    {
+      url: `http://${authority}/v1`,
+      description: 'Local: this server as configured (HOST and PORT), from the same machine.',
+      'x-internal': true,
+    },
     relative,
   ]
 }
@@ -96,14 +119,70 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/v1(?=\/)/, '') }),
     transformObject: (document) =>
-      'openapiObject' in document ? withSharedHeaders(withExamples(document.openapiObject)) : document.swaggerObject,
+      'openapiObject' in document
+        ? withSharedHeaders(withIntegerFormats(withExamples(document.openapiObject)))
+        : document.swaggerObject,
   })
-  let text: string | undefined
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
-    text ??= openApiText(app)
-    return reply.type('application/json; charset=utf-8').send(text)
+  let stored: StoredDocument | undefined
+  // no-cache, not the API's no-store: the document is the same for every client, so a cache may keep
+  // it as long as it asks again (a 304 while the ETag still matches). The route compresses nothing
+  // itself: its bodies are made once (storedDocument).
+  const options = {
+    config: { public: true, headers: { 'cache-control': 'no-cache' } },
+    schema: { hide: true },
+    compress: false as const,
+  }
+  app.get('/v1/openapi.json', options, async (request, reply) => {
+    stored ??= storedDocument(openApiText(app))
+    const coding = contentCodingFor(request, stored.identity.length, true)
+    reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding')
+    if (notModified(request, reply, stored.hash, coding)) return reply.send()
+    if (coding !== undefined) reply.header('content-encoding', coding)
+    return reply.send(await stored.body(coding))
   })
 }
+
+/** The served document: its bytes, its hash (the ETag's), and each content coding made once. */
+interface StoredDocument {
+  identity: Buffer
+  hash: string
+  body: (coding: ContentCoding | undefined) => Promise<Buffer>
+}
+
+// Compressing the 83 KB document on every request cost 3.3–5.8 ms of CPU, for anyone, without a
+// key; each coding is made once, at its first request, and kept (at most one per CONTENT_CODINGS).
+function storedDocument(text: string): StoredDocument {
+  const identity = Buffer.from(text)
+  const coded = new Map<ContentCoding, Promise<Buffer>>()
+  return {
+    identity,
+    hash: representationHash([identity]),
+    body: async (coding) => {
+      if (coding === undefined) return identity
+      const body = coded.get(coding) ?? COMPRESS_ONCE[coding](identity)
+      coded.set(coding, body)
+      return body
+    },
+  }
+}
+
+// States the range of every integer as a format: the int64 range on every `format: int64` schema, as
+// exact bigints (openApiText writes them as digits), and `int32` on the others, whose bounds all fit.
+// Only in the document: the validator's `int64` format and `minimum`/`maximum` already enforce them
+// (an int32 format there would report a value out of bounds twice), and Ajv cannot hold a bigint.
+function withIntegerFormats<T extends object>(document: T): T {
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return
+    const schema = node as Record<string, unknown>
+    if (schema.type === 'integer' && schema.format === 'int64') Object.assign(schema, { minimum: INT64_MIN, maximum: INT64_MAX })
+    else if (schema.type === 'integer' && fitsInt32(schema.minimum) && fitsInt32(schema.maximum)) schema.format = 'int32'
+    for (const child of Object.values(schema)) visit(child)
+  }
+  visit(document)
+  return document
+}
+
+const fitsInt32 = (bound: unknown): boolean => typeof bound === 'number' && Number.isInteger(bound) && Math.abs(bound) < 2 ** 31
 
 type Operation = {
   operationId?: string
@@ -157,7 +236,7 @@ function withSharedHeaders<T extends object>(document: T): T {
           const shared = COMPONENT_HEADERS[name]
           const same = shared && object.description === shared.description && object.schema?.type === shared.type
           if (!same || !response.headers) continue
-          used[name] = { schema: { type: shared.type }, description: shared.description }
+          used[name] = object
           response.headers[name] = { $ref: `#/components/headers/${name}` }
         }
       }

@@ -3,22 +3,33 @@
 // as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { toBigInt } from '../../int64.js'
+import { INT64_MIN, toBigInt } from '../../int64.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
   type ListPetsQuery,
+  MAX_PAGE_LIMIT,
   type NewPet,
+  PET_STATUSES,
   PetIdParams,
   ListPetsQuery as Query,
 } from '../../schemas.js'
 import type { CreatedPet, PetDraft, PetStore } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity } from '../pipeline/auth.js'
+import { contentCodingFor, notModified, representationHash } from '../pipeline/conditional-requests.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
-import { errorResponses, header, successResponse } from './responses.js'
+import {
+  ConditionalHeaders,
+  ETAG_HEADER,
+  errorResponses,
+  header,
+  LINK_BASE_MAX_LENGTH,
+  notModifiedResponse,
+  successResponse,
+} from './responses.js'
 
 /**
  * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
@@ -37,6 +48,11 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 const SECURITY = [{ bearerAuth: [] }]
 /** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
+// The longest next link: the longest base, limit, status and cursor the query schema allows.
+const NEXT_LINK_MAX_LENGTH =
+  `<${'x'.repeat(LINK_BASE_MAX_LENGTH)}/pets?limit=${MAX_PAGE_LIMIT}&status=${PET_STATUSES.reduce((a, b) => (b.length > a.length ? b : a))}&cursor=${'x'.repeat(Query.properties.cursor.maxLength ?? 0)}>; rel="next"`
+    .length
 
 /** Registers listPets, createPet and getPet under `/v1/pets`. */
 export async function petRoutes(app: FastifyInstance, options: PetRoutesOptions): Promise<void> {
@@ -57,10 +73,15 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         tags: ['pets'],
         security: SECURITY,
         querystring: Query,
+        headers: ConditionalHeaders,
         response: {
           200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
-            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.'),
+            Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.', {
+              maxLength: NEXT_LINK_MAX_LENGTH,
+            }),
+            ETag: ETAG_HEADER,
           }),
+          304: notModifiedResponse(),
           ...errorResponses([400, 401, 408, 429, 431, 500, 503]),
         },
       },
@@ -69,11 +90,16 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
       const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
       const page = await pets.listPets({ limit, status, afterId })
+      let next: string | undefined
       if (page.more && page.lastId !== undefined) {
         // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
         const filter = status === undefined ? '' : `&status=${status}`
-        reply.header('link', `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`)
+        next = `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`
       }
+      // The tag covers the next link too: a page whose rows are unchanged but that gained a next page is new.
+      const hash = representationHash(next === undefined ? [page.json] : [page.json, next])
+      if (notModified(request, reply, hash, contentCodingFor(request, Buffer.byteLength(page.json), true))) return reply.send()
+      if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
   )
@@ -96,9 +122,12 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
         body: { $ref: 'NewPet' },
         response: {
           201: successResponse(201, 'Pet', 'Animal added.', {
-            Location: header('Where the new animal can be read: `/v1/pets/{id}`.'),
+            Location: header('Where the new animal can be read: `/v1/pets/{id}`.', {
+              maxLength: `${'x'.repeat(LINK_BASE_MAX_LENGTH)}/pets/${INT64_MIN}`.length,
+            }),
             'Idempotent-Replayed': header(
               '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
+              { enum: ['true'] },
             ),
           }),
           ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
@@ -149,8 +178,10 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
         security: SECURITY,
         querystring: NO_QUERY,
         params: PetIdParams,
+        headers: ConditionalHeaders,
         response: {
-          200: successResponse(200, 'Pet', 'Success.', DEPRECATION_HEADERS),
+          200: successResponse(200, 'Pet', 'Success.', { ...DEPRECATION_HEADERS, ETag: ETAG_HEADER }),
+          304: notModifiedResponse(DEPRECATION_HEADERS),
           ...errorResponses([400, 401, 404, 408, 429, 431, 500, 503], DEPRECATION_HEADERS),
         },
       },
@@ -158,6 +189,8 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
     async (request, reply) => {
       const pet = await pets.findPet(toBigInt(request.params.petId))
       if (pet === undefined) throw new ApiError('pet_not_found')
+      // A pet never changes once created, so its tag stays valid for as long as it exists.
+      if (notModified(request, reply, representationHash([pet]), undefined)) return reply.send()
       return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )

@@ -2,15 +2,28 @@
 // error status an operation can answer, with every header the service sends on each, as OpenAPI
 // should show them (scripts/lib/contract.ts fails on a status or header the suite sees undescribed).
 import { maxHeaderSize } from 'node:http'
+import { Type } from '@sinclair/typebox'
+import { URL_MAX_LENGTH } from '../../config-variables.js'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
+import { API_HEADERS } from '../pipeline/api-headers.js'
+import { CHALLENGES } from '../pipeline/auth.js'
+import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'
+import { MAX_REQUEST_ID_LENGTH } from '../pipeline/request-id.js'
+
+/** The bounds of a header's value in the document (OpenAPI Schema Object keywords). */
+interface HeaderLimits {
+  maxLength?: number
+  pattern?: string
+  enum?: string[]
+}
 
 /** A response header as a route schema declares it. */
-export type Header = { type: 'string'; description: string }
+export type Header = { type: 'string'; description: string } & HeaderLimits
 
 /** A documented response header (a string; @fastify/swagger wraps it into a Header Object). */
-export function header(description: string): Header {
-  return { type: 'string', description }
+export function header(description: string, limits: HeaderLimits = {}): Header {
+  return { type: 'string', description, ...limits }
 }
 
 const WHEN: Partial<Record<number, string>> = {
@@ -28,37 +41,67 @@ const WHEN: Partial<Record<number, string>> = {
   503: 'The database is unavailable (`service_unavailable`); retry after `Retry-After` seconds.',
 }
 
+/** The longest link target the service writes: PUBLIC_URL (at most URL_MAX_LENGTH), else `/v1`. */
+export const LINK_BASE_MAX_LENGTH = URL_MAX_LENGTH
+
 /** Sent on every response (src/http/pipeline/request-pipeline.ts, src/http/pipeline/api-headers.ts). */
 const EVERY_RESPONSE: Record<string, Header> = {
   'X-Request-Id': header(
-    "The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID.",
+    `The request's id, also logged as \`reqId\`: the client's own \`X-Request-Id\` when it sent one of 1–${MAX_REQUEST_ID_LENGTH} visible ASCII characters, else a new UUID.`,
+    { maxLength: MAX_REQUEST_ID_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
   ),
-  'Cache-Control': header('`no-store`: responses depend on the key and on changing data; no cache may keep them.'),
-  'X-Content-Type-Options': header('`nosniff`.'),
+  'Cache-Control': header('`no-store`: responses depend on the key and on changing data; no cache may keep them.', {
+    enum: [API_HEADERS['cache-control'] as string],
+  }),
+  'X-Content-Type-Options': header('`nosniff`.', { enum: [API_HEADERS['x-content-type-options'] as string] }),
 }
+
+/** Sent by @fastify/cors on every response but those written before the request is read (408, 431). */
+const CORS: Record<string, Header> = {
+  'Access-Control-Allow-Origin': header(
+    "Only when `CORS_ORIGINS` is set and lists the request's `Origin`: that origin, so the page may read the response.",
+    { maxLength: URL_MAX_LENGTH },
+  ),
+}
+
+/** Statuses written on the socket before the request was read: no CORS, no RateLimit fields. */
+const UNREAD = new Set([408, 431])
+
+// Retry-After is whole seconds: 1 (409), SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS (503), the rest of a
+// one-minute window (429): never more than 3 digits.
+const RETRY_AFTER_LIMITS = { maxLength: 3, pattern: '^[0-9]+$' }
 
 /**
  * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
  * before the request was read), while RATE_LIMIT_PER_MINUTE is not 0.
  */
+// RATE_LIMIT_PER_MINUTE is at most 10,000,000 (8 digits) and a window 60 s.
 const RATE_LIMIT: Record<string, Header> = {
   RateLimit: header(
     'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
+    { maxLength: 23, pattern: '^default;r=[0-9]{1,8};t=[0-9]{1,2}$' },
   ),
   'RateLimit-Policy': header(
     'draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window.',
+    { maxLength: 23, pattern: '^default;q=[0-9]{1,8};w=60$' },
   ),
 }
 
 const WWW_AUTHENTICATE = header(
   'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
+  { enum: CHALLENGES },
 )
 
 const HEADERS: Partial<Record<number, Record<string, Header>>> = {
-  409: { 'Retry-After': header('Seconds to wait before retrying with the same key.') },
+  409: { 'Retry-After': header('Seconds to wait before retrying with the same key.', RETRY_AFTER_LIMITS) },
   401: { 'WWW-Authenticate': WWW_AUTHENTICATE },
-  429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },
-  503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.') },
+  429: {
+    'Retry-After': header(
+      'RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.',
+      RETRY_AFTER_LIMITS,
+    ),
+  },
+  503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.', RETRY_AFTER_LIMITS) },
 }
 
 /**
@@ -67,6 +110,7 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
  */
 export const SHARED_HEADERS: Record<string, Header> = {
   ...EVERY_RESPONSE,
+  ...CORS,
   ...RATE_LIMIT,
   'WWW-Authenticate': WWW_AUTHENTICATE,
 }
@@ -76,7 +120,45 @@ const BEFORE_THE_KEY = new Set([401, 408, 431])
 
 /** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
 function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {
-  return { ...EVERY_RESPONSE, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+  const cors = UNREAD.has(status) ? {} : CORS
+  return { ...EVERY_RESPONSE, ...cors, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+}
+
+/** The ETag of a 200 that can be asked for conditionally (RFC 9110 §8.8.3). */
+export const ETAG_HEADER = header(
+  'RFC 9110 §8.8.3 strong entity tag of this representation (`"…"`, with `-br` or `-gzip` before the closing quote when the body is so compressed). Send it back in `If-None-Match` to get 304 without a body while it is still current.',
+  { maxLength: ETAG_MAX_LENGTH, pattern: '^"[A-Za-z0-9_-]+"$' },
+)
+
+/**
+ * The request headers of an operation that answers conditionally: If-None-Match (RFC 9110 §13.1.2).
+ * Its length is bounded only by the request header limit (431 beyond it), stated here as the same number.
+ */
+export const ConditionalHeaders = Type.Object({
+  'If-None-Match': Type.Optional(
+    Type.String({
+      maxLength: maxHeaderSize,
+      description:
+        'RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted.',
+    }),
+  ),
+})
+
+/**
+ * The 304 of a conditional GET (RFC 9110 §15.4.5): no body; the ETag, Cache-Control and, for a
+ * compressed representation, Vary, plus the operation's `headers` that go on every response.
+ */
+export function notModifiedResponse(headers: Record<string, Header> = {}): object {
+  return {
+    type: 'null',
+    description:
+      'Not Modified: `If-None-Match` matched the current representation. No body; keep using the stored one. Counts against the rate limit like any request.',
+    headers: headersFor(304, {
+      ...headers,
+      ETag: ETAG_HEADER,
+      Vary: header('`accept-encoding` when the representation the tag names is compressed.', { enum: ['accept-encoding'] }),
+    }),
+  }
 }
 
 /**

@@ -1,0 +1,91 @@
+// Conditional GETs (RFC 9110 §13): a strong entity tag made from the bytes of a representation, and
+// If-None-Match evaluated against it, so a client that holds the current representation gets 304 and
+// no body. Our own code rather than @fastify/etag: that plugin compares If-None-Match as a single tag
+// (no lists, no `*`) and tags every response, errors included.
+import { createHash } from 'node:crypto'
+import { Negotiator } from '@fastify/accept-negotiator'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { COMPRESSION_THRESHOLD_BYTES, CONTENT_CODINGS, type ContentCoding } from './compression.js'
+
+/** Characters of an opaque tag's hash: 16 bytes of SHA-256 in base64url. */
+const HASH_LENGTH = 22
+
+/**
+ * The longest ETag field value the service sends, in characters: the quoted hash and the longest
+ * content-coding suffix (`"…-gzip"`).
+ */
+export const ETAG_MAX_LENGTH = HASH_LENGTH + 2 + Math.max(...CONTENT_CODINGS.map((coding) => coding.length + 1))
+
+/**
+ * The hash of a representation's data, from everything that makes it up (the body, and a header
+ * such as a page's `Link` that a cached copy must also get right), separated so that no two lists
+ * of parts give the same input.
+ */
+export function representationHash(parts: ReadonlyArray<string | Buffer>): string {
+  const hash = createHash('sha256')
+  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part)
+  return hash.digest('base64url').slice(0, HASH_LENGTH)
+}
+
+const negotiator = new Negotiator({ supportedValues: [...CONTENT_CODINGS] })
+
+/**
+ * The content coding a response body of `bytes` bytes to `request` is sent in: the choice
+ * @fastify/compress makes (compression.ts) — none under the threshold or with `x-no-compression`,
+ * else Accept-Encoding negotiated with `*` and `x-gzip` read as gzip (RFC 9110 §12.5.3). Routes
+ * that never compress pass `compressible: false`.
+ */
+export function contentCodingFor(request: FastifyRequest, bytes: number, compressible: boolean): ContentCoding | undefined {
+  const accepted = request.headers['accept-encoding']
+  if (!compressible || bytes < COMPRESSION_THRESHOLD_BYTES || accepted === undefined) return undefined
+  if (request.headers['x-no-compression'] !== undefined) return undefined
+  const chosen = negotiator.negotiate(accepted.toLowerCase().replace(/\*|x-gzip/g, 'gzip'))
+  return (chosen ?? undefined) as ContentCoding | undefined
+}
+
+// The strong entity tag (RFC 9110 §8.8.3) of a representation with data `hash` sent in `coding`: a
+// content-coded representation is a different one, so it gets its own tag (`"hash-br"`).
+function entityTag(hash: string, coding: ContentCoding | undefined): string {
+  return coding === undefined ? `"${hash}"` : `"${hash}-${coding}"`
+}
+
+/**
+ * Whether If-None-Match `field` matches `tag` (RFC 9110 §13.1.2): `*`, or a list of entity tags one
+ * of which equals `tag` by the weak comparison (§8.8.3.2: `W/` ignored). A value that is not a
+ * valid list matches nothing, so the full response is sent.
+ */
+function ifNoneMatchMatches(field: string, tag: string): boolean {
+  if (field.trim() === '*') return true
+  let found = false
+  for (const member of field.split(',')) {
+    const candidate = member.trim()
+    if (candidate === '') continue // empty list elements are allowed (RFC 9110 §5.6.1)
+    const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate
+    // An opaque tag may hold a comma; ours never do, so a split one simply matches nothing.
+    if (!/^"[\x21\x23-\x7e\x80-\xff]*"$/.test(opaque)) continue
+    if (opaque === tag) found = true
+  }
+  return found
+}
+
+/**
+ * Sets the ETag of the representation with data `hash` sent in `coding` (see contentCodingFor) on
+ * `reply`; when the request's If-None-Match matches it, also sets 304 and returns true: the caller
+ * then sends no body (RFC 9110 §15.4.5: the 304 carries the ETag, the Cache-Control and, for a coded
+ * representation, the Vary the 200 would have). Call only once the request is authenticated and the
+ * representation is known to exist.
+ */
+export function notModified(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  hash: string,
+  coding: ContentCoding | undefined,
+): boolean {
+  const tag = entityTag(hash, coding)
+  reply.header('etag', tag)
+  const field = request.headers['if-none-match']
+  if (field === undefined || !ifNoneMatchMatches(field, tag)) return false
+  if (coding !== undefined) reply.header('vary', 'accept-encoding')
+  reply.code(304)
+  return true
+}

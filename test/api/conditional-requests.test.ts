@@ -1,0 +1,194 @@
+// Conditional GETs (RFC 9110 §13): strong ETags on getPet, each listPets page and the OpenAPI
+// document; If-None-Match answered 304 without a body, only once the key is accepted.
+import assert from 'node:assert/strict'
+import { request } from 'node:http'
+import { after, before, describe, it } from 'node:test'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
+import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+
+const STRONG_TAG = /^"[A-Za-z0-9_-]{22}(-br|-gzip)?"$/
+
+/** A GET over node:http, which leaves the body as sent (fetch would decode it). */
+function rawGet(
+  server: TestServer,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.origin}${path}`, { headers }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+      )
+      response.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+describeEachDatabase('conditional requests (If-None-Match, ETag)', (database) => {
+  let server: TestServer
+  let petId: string
+  before(async () => {
+    server = await startServer({ database })
+    petId = String((await call(server, 'POST', '/v1/pets', { body: { name: 'Rex', categoryId: 3 } })).json.id)
+  })
+  after(() => server.close())
+
+  describe('getPet', () => {
+    it('sends a strong ETag on a 200, the same on every read', async () => {
+      const first = await call(server, 'GET', `/v1/pets/${petId}`)
+      const second = await call(server, 'GET', `/v1/pets/${petId}`)
+      assert.match(first.headers.get('etag') ?? '', STRONG_TAG)
+      assert.equal(second.headers.get('etag'), first.headers.get('etag'))
+    })
+
+    it('answers 304 without a body to its own tag, with the ETag, Cache-Control and deprecation headers', async () => {
+      const tag = (await call(server, 'GET', `/v1/pets/${petId}`)).headers.get('etag') as string
+      const response = await call(server, 'GET', `/v1/pets/${petId}`, { headers: { 'if-none-match': tag } })
+      assert.equal(response.status, 304)
+      assert.equal(response.text, '')
+      assert.equal(response.headers.get('etag'), tag)
+      assert.equal(response.headers.get('cache-control'), 'no-store')
+      assert.equal(response.headers.get('deprecation'), '@1795132800')
+      assert.ok(response.headers.get('ratelimit'), 'a 304 is counted like any request')
+    })
+
+    it('compares weakly: W/ on the tag, a list holding it, and * all answer 304', async () => {
+      const tag = (await call(server, 'GET', `/v1/pets/${petId}`)).headers.get('etag') as string
+      for (const field of [`W/${tag}`, `"other", ${tag}`, `"a",,  W/"b" ,${tag}`, '*']) {
+        const response = await call(server, 'GET', `/v1/pets/${petId}`, { headers: { 'if-none-match': field } })
+        assert.equal(response.status, 304, field)
+      }
+    })
+
+    it('answers 200 with the body to a tag that does not match, or a malformed field', async () => {
+      const tag = (await call(server, 'GET', `/v1/pets/${petId}`)).headers.get('etag') as string
+      for (const field of ['"other"', tag.slice(1, -1), `${tag.slice(0, -1)}x"`, 'W/', `${tag}garbage`]) {
+        const response = await call(server, 'GET', `/v1/pets/${petId}`, { headers: { 'if-none-match': field } })
+        assert.equal(response.status, 200, field)
+        assert.equal(response.json.name, 'Rex')
+      }
+    })
+
+    it('answers 404 to If-None-Match: * for a pet that does not exist', async () => {
+      const response = await call(server, 'GET', '/v1/pets/999999', { headers: { 'if-none-match': '*' } })
+      assert.equal(response.status, 404)
+      assert.equal(response.headers.get('etag'), null)
+    })
+
+    it('answers 401, never 304, to a wrong or missing key with a matching tag', async () => {
+      const tag = (await call(server, 'GET', `/v1/pets/${petId}`)).headers.get('etag') as string
+      for (const key of [`ask_${'A'.repeat(43)}`, null]) {
+        const response = await call(server, 'GET', `/v1/pets/${petId}`, { key, headers: { 'if-none-match': tag } })
+        assert.equal(response.status, 401)
+        assert.equal(response.headers.get('etag'), null)
+      }
+    })
+  })
+
+  describe('listPets', () => {
+    it('answers 304 to the page tag, and a new tag with 200 once the page changed', async () => {
+      const own = await startServer({ database })
+      try {
+        await call(own, 'POST', '/v1/pets', { body: { name: 'a', categoryId: 1 } })
+        const page = await call(own, 'GET', '/v1/pets?limit=2')
+        const tag = page.headers.get('etag') as string
+        assert.match(tag, STRONG_TAG)
+        const same = await call(own, 'GET', '/v1/pets?limit=2', { headers: { 'if-none-match': tag } })
+        assert.equal(same.status, 304)
+        assert.equal(same.text, '')
+        assert.equal(same.headers.get('link'), null)
+        await call(own, 'POST', '/v1/pets', { body: { name: 'b', categoryId: 1 } })
+        const grown = await call(own, 'GET', '/v1/pets?limit=2', { headers: { 'if-none-match': tag } })
+        assert.equal(grown.status, 200)
+        assert.equal(grown.json.length, 2)
+        assert.notEqual(grown.headers.get('etag'), tag)
+        // The rows stay the same but a next page appears: still a new representation (its Link).
+        const full = grown.headers.get('etag') as string
+        await call(own, 'POST', '/v1/pets', { body: { name: 'c', categoryId: 1 } })
+        const linked = await call(own, 'GET', '/v1/pets?limit=2', { headers: { 'if-none-match': full } })
+        assert.equal(linked.status, 200)
+        assert.equal(linked.text, grown.text)
+        assert.ok(linked.headers.get('link'))
+        assert.notEqual(linked.headers.get('etag'), full)
+      } finally {
+        await own.close()
+      }
+    })
+
+    it('tags a compressed page apart from the identity one, and answers 304 to it with Vary', async () => {
+      const own = await startServer({ database })
+      try {
+        for (let i = 0; i < 30; i++) await call(own, 'POST', '/v1/pets', { body: { name: `pet number ${i}`, categoryId: i } })
+        const headers = { authorization: `Bearer ${own.key}` }
+        const plain = await rawGet(own, '/v1/pets', headers)
+        const br = await rawGet(own, '/v1/pets', { ...headers, 'accept-encoding': 'br' })
+        assert.equal(br.headers['content-encoding'], 'br')
+        assert.equal(br.headers.etag, `${(plain.headers.etag as string).slice(0, -1)}-br"`)
+        assert.deepEqual(brotliDecompressSync(br.body), plain.body)
+        const again = await rawGet(own, '/v1/pets', {
+          ...headers,
+          'accept-encoding': 'br',
+          'if-none-match': br.headers.etag as string,
+        })
+        assert.equal(again.status, 304)
+        assert.equal(again.body.length, 0)
+        assert.equal(again.headers.etag, br.headers.etag)
+        assert.equal(again.headers.vary, 'accept-encoding')
+        // The identity tag names another representation than the one this request selects.
+        const other = await rawGet(own, '/v1/pets', {
+          ...headers,
+          'accept-encoding': 'br',
+          'if-none-match': plain.headers.etag as string,
+        })
+        assert.equal(other.status, 200)
+      } finally {
+        await own.close()
+      }
+    })
+  })
+})
+
+describe('GET /v1/openapi.json (conditional, compressed once)', () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer()
+  })
+  after(() => server.close())
+
+  it('is revalidated (no-cache) with a strong ETag, and 304 without a key to its tag', async () => {
+    const first = await call(server, 'GET', '/v1/openapi.json', { key: null })
+    assert.equal(first.headers.get('cache-control'), 'no-cache')
+    const tag = first.headers.get('etag') as string
+    assert.match(tag, STRONG_TAG)
+    const again = await call(server, 'GET', '/v1/openapi.json', {
+      key: null,
+      headers: { 'if-none-match': tag },
+    })
+    assert.equal(again.status, 304)
+    assert.equal(again.text, '')
+    assert.equal(again.headers.get('cache-control'), 'no-cache')
+    assert.equal(again.headers.get('vary'), 'accept-encoding')
+  })
+
+  it('serves the same bytes for each coding on every request, each decoding to the document', async () => {
+    const identity = await rawGet(server, '/v1/openapi.json', {})
+    assert.equal(identity.headers['content-encoding'], undefined)
+    assert.equal(JSON.parse(identity.body.toString()).info.title, 'Animal Store')
+    for (const [coding, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
+      const first = await rawGet(server, '/v1/openapi.json', { 'accept-encoding': coding })
+      const second = await rawGet(server, '/v1/openapi.json', { 'accept-encoding': coding })
+      assert.equal(first.headers['content-encoding'], coding)
+      assert.equal(first.headers.etag, `${(identity.headers.etag as string).slice(0, -1)}-${coding}"`)
+      assert.deepEqual(second.body, first.body)
+      assert.deepEqual(decode(first.body), identity.body)
+      assert.ok(first.body.length < identity.body.length / 5, `${coding}: ${first.body.length} bytes`)
+    }
+  })
+})

@@ -8,10 +8,13 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { VARIABLES } from '../../src/config.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
+import { LEASE_DIVISOR, MAX_BATCH, STORE_RETRY_MS } from '../../src/http/pipeline/fleet-budget.js'
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS } from '../../src/logger.js'
 import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
+import { STORE_TIMEOUT_MS } from '../../src/store/rate-limit-store.js'
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
 const deploying = read('docs/deploying.md')
@@ -105,6 +108,17 @@ describe('what the operator docs say about the code', () => {
     assert.ok(section(deploying, 'Logs').includes(batching), 'docs/deploying.md "Logs"')
     assert.ok(readmeBullet('Logs').replaceAll(/\s+/g, ' ').includes(batching), 'README "Logs"')
     assert.match(section(deploying, 'Logs'), /level 50 \(`error`\) and\s+above are written at once/)
+  })
+
+  it('states the timeout, lease size and retry of the rate-limit store (fleet-budget.ts, rate-limit-store.ts)', () => {
+    const fleet = section(deploying, 'Rate limits on a fleet').replaceAll(/\s+/g, ' ')
+    assert.ok(fleet.includes(`slower than ${STORE_TIMEOUT_MS} ms per lease`), 'docs/deploying.md: the timeout')
+    assert.ok(fleet.includes(`(1/${LEASE_DIVISOR} of the limit, at most ${MAX_BATCH},`), 'docs/deploying.md: the lease')
+    assert.ok(fleet.includes(`tries again every ${STORE_RETRY_MS / 1000} s`), 'docs/deploying.md: the retry')
+    assert.ok(VARIABLES.RATE_LIMIT_STORE_URL.description?.includes(`slow (${STORE_TIMEOUT_MS} ms)`), 'RATE_LIMIT_STORE_URL')
+    const rules = read('deploy/prometheus-rules.yml')
+    assert.ok(rules.includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the description of the alert')
+    assert.ok(section(operating, 'Runbook').includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the runbook')
   })
 
   it('tells clients retrying a create to send the Idempotency-Key the service honours', () => {

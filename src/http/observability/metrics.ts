@@ -178,7 +178,7 @@ function registerRateLimitStore(registers: Registry[], budgets: MetricsSources['
   scrapedTotal(
     registers,
     'animal_store_rate_limit_store_fallbacks_total',
-    'Requests whose rate limit was counted per process because the rate-limit store did not answer (within 250 ms).',
+    'Requests whose rate limit was counted per process because the rate-limit store (RATE_LIMIT_STORE_URL) did not answer.',
     () => budgets?.fallbacks ?? 0,
   )
 }

@@ -9,9 +9,11 @@ import type { RateLimitStore, StoreEvents } from '../../store/rate-limit-store.j
 import { type BudgetCounter, type Count, createLocalCounter, WINDOW_MS } from './rate-limit.js'
 
 /** How long (ms) after a failed lease requests are counted per process before the store is tried again. */
-const STORE_RETRY_MS = 1_000
-/** The most one lease may take (requests); smaller limits lease 1/64 of the limit, at least 1. */
-const MAX_BATCH = 256
+export const STORE_RETRY_MS = 1_000
+/** The most one lease may take (requests); smaller limits lease 1/LEASE_DIVISOR of the limit, at least 1. */
+export const MAX_BATCH = 256
+/** A lease asks for this fraction of the limit: small enough that the leases the fleet holds strand little. */
+export const LEASE_DIVISOR = 64
 /** Refills one request may wait for in a row (others may spend each before it does) before it is counted per process. */
 const MAX_REFILLS = 4
 
@@ -19,7 +21,7 @@ const MAX_REFILLS = 4
 export interface FleetBudgets {
   /** A counter of `namespace`'s clients (`key`, `auth`) in the shared store. */
   counter(namespace: string): BudgetCounter
-  /** Whether the store answered last time it was asked (1 for the gauge) . */
+  /** Whether the store answered the last time it was asked (the gauge's 1). */
   readonly up: boolean
   /** Requests counted per process so far because the store did not answer. */
   readonly fallbacks: number
@@ -115,8 +117,8 @@ function storeHealth(logger: FastifyBaseLogger, now: () => number): Health {
   return health
 }
 
-/** Requests one lease asks for: about 1/64 of the limit, from 1 to MAX_BATCH. */
-const batchOf = (limit: number) => Math.max(1, Math.min(MAX_BATCH, Math.floor(limit / 64)))
+/** Requests one lease asks for: 1/LEASE_DIVISOR of the limit, from 1 to MAX_BATCH. */
+const batchOf = (limit: number) => Math.max(1, Math.min(MAX_BATCH, Math.floor(limit / LEASE_DIVISOR)))
 
 /** A new lease of `key`'s budget from the store; undefined (after noting the failure) when it does not answer. */
 function lease(store: RateLimitStore, health: Health, key: string, limit: number, now: () => number): Promise<Lease | undefined> {

@@ -23,7 +23,6 @@ import { startOnDatabase } from '../server/database-wait.js'
 import { startMetricsListener } from '../server/metrics-listener.js'
 import { startIdempotencySweeper } from '../store/idempotency-sweeper.js'
 import { openStore, type Store } from '../store/index.js'
-import { openRateLimitStore, STORE_TIMEOUT_MS } from '../store/rate-limit-store.js'
 import type { Tracing } from '../tracing.js'
 import { createFirstKeyIfNone } from './keys.js'
 
@@ -144,11 +143,13 @@ function openServiceStore(config: Config, logger: Logger): Promise<Store> {
 
 /**
  * The rate limits' shared budgets when RATE_LIMIT_STORE_URL is set, once connected or after a short
- * wait (a store that is down never stops a start: requests are then counted per process).
+ * wait (a store that is down never stops a start: requests are then counted per process). The
+ * store's client is loaded only then: a process without one never holds it in memory.
  */
 async function openRateLimits(config: Config, logger: Logger): Promise<FleetBudgets | undefined> {
   const url = config.rateLimitStoreUrl
   if (url === undefined) return undefined
+  const { openRateLimitStore, STORE_TIMEOUT_MS } = await import('../store/rate-limit-store.js')
   const budgets = createFleetBudgets((events) => openRateLimitStore(url, events), logger)
   await budgets.connected(STORE_TIMEOUT_MS * 4)
   return budgets

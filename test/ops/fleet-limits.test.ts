@@ -13,6 +13,7 @@ import { assertBuilt, cliEnv, jsonLines, killLeftovers, type ServeProcess, start
 
 const LIMIT = 30
 const UNAVAILABLE = 'rate-limit store unavailable'
+const START_MS = 60_000
 
 interface Answer {
   status: number
@@ -100,9 +101,10 @@ describe('fleet-wide rate limits (RATE_LIMIT_STORE_URL, a real redis-server)', (
     const dir = tempDir()
     const database = await freshDatabase(kind, dir.path)
     const env = cliEnv({ DATABASE_URL: database.url, RATE_LIMIT_STORE_URL: redis.url, LOG_LEVEL: 'info', ...variables })
-    // One first, so that it migrates alone; the others start on the migrated database.
-    const servers = [await startServe(env)]
-    servers.push(...(await Promise.all(Array.from({ length: count - 1 }, () => startServe(env)))))
+    // One first, so that it migrates alone; the others start on the migrated database. Bounded
+    // generously: on a loaded machine WORKERS=2 on PostgreSQL has taken more than 15 s to listen.
+    const servers = [await startServe(env, START_MS)]
+    servers.push(...(await Promise.all(Array.from({ length: count - 1 }, () => startServe(env, START_MS)))))
     const stop = async () => {
       await Promise.all(servers.map((server) => server.stop('SIGTERM')))
       await database.drop()

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util'
 import ts from 'typescript'
 import { type BenchDatabase, commitMedianMs, postgresDatabase, sqliteDatabase } from './databases.js'
 import { cpuSeconds, killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
+import { rateLimitStoreCost } from './rate-limit-store.js'
 import { log, median, printFigures, printHeader, printTargets, type Results } from './report.js'
 import {
   AUTHORIZATION,
@@ -308,6 +309,8 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
   for (const [process, server] of servers)
     results.peakKiB.set(`${database}/${process}`, readMemory(server.pid)?.hwmKiB ?? Number.NaN)
   while (run.cleanups.length > mark) await run.cleanups.pop()?.()
+  // The limiter's cost with the shared store off and on (bench/rate-limit-store.ts), on the same seeded database.
+  if (database === 'sqlite' && settings.scenarios.includes('a')) failed = (await rateLimitStoreCost(run, opened)) || failed
   if (database === 'sqlite')
     log(`one commit on this disk (WAL, synchronous=FULL, outside HTTP): median ${commitMedianMs(opened.location).toFixed(3)} ms`)
   return failed

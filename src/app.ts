@@ -15,6 +15,7 @@ import { createUnavailableLog } from './http/observability/unavailable-log.js'
 import { authenticate } from './http/pipeline/auth.js'
 import { registerCompression } from './http/pipeline/compression.js'
 import { registerCors } from './http/pipeline/cors.js'
+import type { FleetBudgets } from './http/pipeline/fleet-budget.js'
 import { parseJsonBody } from './http/pipeline/json-body.js'
 import type { KeyVerifier } from './http/pipeline/key-cache.js'
 import { installNotFoundHandler } from './http/pipeline/not-found.js'
@@ -51,6 +52,8 @@ export interface AppDependencies {
   cursorKey: Buffer
   logger: FastifyBaseLogger
   metrics?: { registry: Registry }
+  /** The rate limits' shared budgets (RATE_LIMIT_STORE_URL); without them each process counts on its own. */
+  rateLimits?: FleetBudgets
   /** The interval (ms) identical 503s are counted over in the log; UNAVAILABLE_LOG_INTERVAL_MS unless given. */
   unavailableLogIntervalMs?: number
   /** OpenTelemetry tracing is on (src/tracing.ts): each request line is then written in its request's span, whose ids it carries. */
@@ -65,6 +68,7 @@ export async function buildApp({
   cursorKey,
   logger,
   metrics,
+  rateLimits,
   unavailableLogIntervalMs,
   tracing = false,
 }: AppDependencies): Promise<FastifyInstance> {
@@ -82,8 +86,12 @@ export async function buildApp({
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
-    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
-    limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
+    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(rateLimits?.counter('key')) : undefined,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    limitAuthFailures:
+      config.authFailuresPerMinute > 0
+        ? createAuthFailureLimiter(config.authFailuresPerMinute, rateLimits?.counter('auth'))
+        : undefined,
     notFound: installNotFoundHandler(app),
     recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),
     logger,

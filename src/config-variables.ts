@@ -246,6 +246,30 @@ export function parseCorsOrigins(value: string | undefined, variable: string): r
 export const URL_MAX_LENGTH = 256
 const ORIGIN_PROBLEM = `is not an origin: each must be http(s)://HOST[:PORT] with no path or trailing slash, at most ${URL_MAX_LENGTH} characters, such as https://app.example.com, separated by commas.`
 
+/**
+ * The rate-limit store's URL, `redis://[USER:PASSWORD@]HOST[:PORT][/DB]` or `rediss://…` (TLS), as
+ * ioredis reads it; undefined when unset. Throws ConfigError naming `variable`, never echoing the
+ * URL (it may hold a password).
+ */
+export function parseRateLimitStoreUrl(value: string | undefined, variable: string): string | undefined {
+  if (value === undefined) return undefined
+  const url = URL.canParse(value) ? new URL(value) : undefined
+  if (
+    !url ||
+    !/^rediss?:$/.test(url.protocol) ||
+    url.hostname === '' ||
+    !/^(\/\d{0,5})?$/.test(url.pathname) ||
+    url.search ||
+    url.hash
+  ) {
+    throw new ConfigError(
+      variable,
+      'must be redis://HOST:PORT or redis://HOST:PORT/DB (a database number), with an optional :PASSWORD@ before the host; rediss:// for TLS.',
+    )
+  }
+  return value
+}
+
 /** Whether `text` is an absolute http: or https: URL. */
 export const isHttpUrl = (text: string): boolean => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)
 

@@ -15,6 +15,7 @@ import {
   parseCorsOrigins,
   parseDatabaseUrl,
   parsePublicUrl,
+  parseRateLimitStoreUrl,
   parseTrustProxy,
   type Settings,
   settings,
@@ -101,8 +102,13 @@ export const VARIABLES = {
     minimum: 0,
     maximum: 10_000_000,
     default: 60_000,
-    description: 'Requests per API key per minute, per process, {range} (0 = off). See "Rate limits" below.',
+    description:
+      'Requests per API key per minute, {range} (0 = off): per process, or for the whole fleet with `RATE_LIMIT_STORE_URL`. See "Rate limits" below.',
   }),
+  RATE_LIMIT_STORE_URL: text(
+    'A Redis-protocol server (Redis 7, Valkey) shared by every instance and worker, `redis://[:PASSWORD@]HOST:PORT[/DB]` (`rediss://` for TLS): makes `RATE_LIMIT_PER_MINUTE` and `AUTH_FAILURES_PER_MINUTE` one budget for the fleet, leased to each process in small batches. Unset: each process counts on its own. While it is unreachable or slow (250 ms), requests are counted per process, one warning is logged and `animal_store_rate_limit_store_fallbacks_total` grows; the service reconnects by itself. Never echoed in errors.',
+    { 'x-file': true },
+  ),
   // A create with an Idempotency-Key every 8.6 s around the clock: bounds one key's records to about
   // 3–23 MB (docs/security.md), and the count each new record costs to about 1 ms.
   IDEMPOTENCY_RECORDS_PER_KEY: Type.Integer({
@@ -119,7 +125,7 @@ export const VARIABLES = {
     maximum: 10_000_000,
     default: 60_000,
     description:
-      'Requests without a valid API key accepted per client address per minute, per process, {range} (0 = no limit); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.',
+      'Requests without a valid API key accepted per client address per minute, per process (or fleet-wide with `RATE_LIMIT_STORE_URL`), {range} (0 = no limit); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.',
   }),
   // Above any balancer's pool, below what the default file-descriptor limit and memory allow.
   MAX_CONNECTIONS: Type.Integer({
@@ -224,6 +230,8 @@ export interface Config extends Settings<typeof VARIABLES> {
   readonly metricsPortChosen: boolean
   /** TRUST_PROXY: addresses, CIDR ranges or proxy-addr's named ranges; empty = the socket's peer is the client. */
   readonly trustProxy: readonly string[]
+  /** RATE_LIMIT_STORE_URL: the shared store of the rate limits; undefined = each process counts alone. Never logged. */
+  readonly rateLimitStoreUrl: string | undefined
   /** CORS_ORIGINS: browser origins allowed to call the API; empty = CORS off. */
   readonly corsOrigins: readonly string[]
   /** OpenTelemetry tracing (src/tracing.ts): on when an OTLP endpoint is set; undefined = off, nothing loaded. */
@@ -265,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     metricsPortChosen: env.METRICS_PORT !== undefined && env.METRICS_PORT !== '',
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY'), 'TRUST_PROXY'),
     corsOrigins: parseCorsOrigins(read(env, 'CORS_ORIGINS'), 'CORS_ORIGINS'),
+    rateLimitStoreUrl: parseRateLimitStoreUrl(read(env, 'RATE_LIMIT_STORE_URL'), 'RATE_LIMIT_STORE_URL'),
     tracing: parseTracing(env),
   })
 }

@@ -57,6 +57,20 @@ describe('configuration (loadConfig)', () => {
     ])
   })
 
+  it('reads RATE_LIMIT_STORE_URL as a redis:// or rediss:// URL, with a database number and a password; unset = per process', () => {
+    assert.equal(loadConfig({}, '/w').rateLimitStoreUrl, undefined)
+    for (const url of ['redis://127.0.0.1:6379', 'redis://valkey:6379/2', 'rediss://:s3cret@cache.internal:6380/0']) {
+      assert.equal(loadConfig({ RATE_LIMIT_STORE_URL: url }, '/w').rateLimitStoreUrl, url)
+    }
+  })
+
+  it('never echoes a RATE_LIMIT_STORE_URL it refuses (it may hold a password)', () => {
+    assert.throws(
+      () => loadConfig({ RATE_LIMIT_STORE_URL: 'http://:hunter2-password@cache:6379' }, '/w'),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes('hunter2'),
+    )
+  })
+
   for (const url of ['http://localhost:8080/api/v1', 'http://[::1]:8080/v1', 'https://api.example.com/a%20b/v1']) {
     it(`accepts PUBLIC_URL=${url}, already in normal form, as given`, () => {
       assert.equal(loadConfig({ PUBLIC_URL: url }, '/w').publicUrl, url)
@@ -109,6 +123,11 @@ describe('configuration (loadConfig)', () => {
     ['CORS_ORIGINS', 'https://app.example.com/app'],
     ['CORS_ORIGINS', 'ftp://app.example.com'],
     ['CORS_ORIGINS', '*'],
+    ['RATE_LIMIT_STORE_URL', 'valkey:6379'],
+    ['RATE_LIMIT_STORE_URL', 'http://cache:6379'],
+    ['RATE_LIMIT_STORE_URL', 'redis:///0'],
+    ['RATE_LIMIT_STORE_URL', 'redis://cache:6379/db'],
+    ['RATE_LIMIT_STORE_URL', 'redis://cache:6379/0?tls=1'],
     ['CORS_ORIGINS', 'https://ok.example.com,https://user@app.example.com'],
   ]
   for (const [variable, value] of bad) {

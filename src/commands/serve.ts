@@ -13,6 +13,7 @@ import type { Config } from '../config.js'
 import { drain } from '../http/connection/shutdown.js'
 import { createMetricsRegistry } from '../http/observability/metrics.js'
 import { type MetricsServer, registrySource } from '../http/observability/metrics-server.js'
+import { createFleetBudgets, type FleetBudgets } from '../http/pipeline/fleet-budget.js'
 import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
 import { createLogger, stdoutFailures } from '../logger.js'
@@ -78,13 +79,15 @@ async function runServer(
   const logger = createLogger(config.logLevel, undefined, tracing?.logFields)
   const store = await openServiceStore(config, logger)
   let closeApp = async () => {}
+  let rateLimits: FleetBudgets | undefined
   try {
     const { keys, cursorKey } = await startOnDatabase(config, logger, isWorker, async () => {
       await prepare?.(store, logger)
       const cursorKey = await store.loadCursorKey()
       return { cursorKey, keys: await createKeyVerifier(store.apiKeys, config.apiKeys, logger) }
     })
-    const registry = metricsRegistry(config, store, keys)
+    rateLimits = await openRateLimits(config, logger)
+    const registry = metricsRegistry(config, store, keys, rateLimits)
     if (registry && isWorker) answerMetricsRequests(registry)
     // SQLite has no instrumentation of its own: its reads and the writer's round trips get a span here.
     const pets = tracing && store.dialect === 'sqlite' ? tracing.traceStore(store.pets, 'sqlite', 'pets') : store.pets
@@ -95,6 +98,7 @@ async function runServer(
       cursorKey,
       logger,
       metrics: registry && { registry },
+      rateLimits,
       tracing: tracing !== undefined,
     })
     tracing?.nameServerSpans(app)
@@ -106,6 +110,7 @@ async function runServer(
     closeApp = async () => {
       await Promise.all([app.close(), metricsServer?.close(), sweeper.stop()])
       keys.close()
+      await rateLimits?.close()
     }
     if (registry && !isWorker) {
       metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
@@ -119,6 +124,7 @@ async function runServer(
     return isWorker ? undefined : { ...tcpAddress(app), metrics: metricsServer }
   } catch (error) {
     await closeApp()
+    await rateLimits?.close()
     await store.close()
     throw error
   }
@@ -135,8 +141,27 @@ function openServiceStore(config: Config, logger: Logger): Promise<Store> {
   })
 }
 
-/** The process's metrics registry, reading the store and the key verifier at scrape time; undefined when metrics are off. */
-function metricsRegistry(config: Config, store: Store, keys: KeyVerifier): Registry | undefined {
+/**
+ * The rate limits' shared budgets when RATE_LIMIT_STORE_URL is set, once connected or after a short
+ * wait (a store that is down never stops a start: requests are then counted per process). The
+ * store's client is loaded only then: a process without one never holds it in memory.
+ */
+async function openRateLimits(config: Config, logger: Logger): Promise<FleetBudgets | undefined> {
+  const url = config.rateLimitStoreUrl
+  if (url === undefined) return undefined
+  const { openRateLimitStore, STORE_TIMEOUT_MS } = await import('../store/rate-limit-store.js')
+  const budgets = createFleetBudgets((events) => openRateLimitStore(url, events), logger)
+  await budgets.connected(STORE_TIMEOUT_MS * 4)
+  return budgets
+}
+
+/** The process's metrics registry, reading the store, the key verifier and the rate limits at scrape time; undefined when metrics are off. */
+function metricsRegistry(
+  config: Config,
+  store: Store,
+  keys: KeyVerifier,
+  rateLimits: FleetBudgets | undefined,
+): Registry | undefined {
   if (!config.metricsEnabled) return undefined
   return createMetricsRegistry({
     database: store.dialect,
@@ -144,6 +169,7 @@ function metricsRegistry(config: Config, store: Store, keys: KeyVerifier): Regis
     idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
     keyReloadFailures: () => keys.reloadFailures,
     logStdoutFailures: stdoutFailures,
+    rateLimits,
   })
 }
 

@@ -8,11 +8,14 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import { VARIABLES } from '../../src/config.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
 import { METRICS_MAX_CONNECTIONS } from '../../src/http/observability/metrics-server.js'
+import { LEASE_DIVISOR, MAX_BATCH, STORE_RETRY_MS } from '../../src/http/pipeline/fleet-budget.js'
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, STDOUT_FAILED_MESSAGE } from '../../src/logger.js'
 import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
+import { STORE_TIMEOUT_MS } from '../../src/store/rate-limit-store.js'
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
 const deploying = read('docs/deploying.md')
@@ -128,6 +131,17 @@ describe('what the operator docs say about the code', () => {
     const entry = operating.slice(operating.indexOf('\n### AnimalStoreLogsStopped\n'))
     const quoted = /one line `([^`]+)` with the error's\s+code/.exec(entry)?.[1]
     assert.ok(quoted && STDOUT_FAILED_MESSAGE.includes(quoted), `${quoted} is not part of: ${STDOUT_FAILED_MESSAGE}`)
+  })
+
+  it('states the timeout, lease size and retry of the rate-limit store (fleet-budget.ts, rate-limit-store.ts)', () => {
+    const fleet = section(deploying, 'Rate limits on a fleet').replaceAll(/\s+/g, ' ')
+    assert.ok(fleet.includes(`slower than ${STORE_TIMEOUT_MS} ms per lease`), 'docs/deploying.md: the timeout')
+    assert.ok(fleet.includes(`(1/${LEASE_DIVISOR} of the limit, at most ${MAX_BATCH},`), 'docs/deploying.md: the lease')
+    assert.ok(fleet.includes(`tries again every ${STORE_RETRY_MS / 1000} s`), 'docs/deploying.md: the retry')
+    assert.ok(VARIABLES.RATE_LIMIT_STORE_URL.description?.includes(`slow (${STORE_TIMEOUT_MS} ms)`), 'RATE_LIMIT_STORE_URL')
+    const rules = read('deploy/prometheus-rules.yml')
+    assert.ok(rules.includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the description of the alert')
+    assert.ok(section(operating, 'Runbook').includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the runbook')
   })
 
   it('tells clients retrying a create to send the Idempotency-Key the service honours', () => {

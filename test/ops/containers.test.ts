@@ -70,6 +70,17 @@ describe('compose.yaml', () => {
 
   it('has the Animal Store instances built from the Dockerfile', () => assert.ok(instances.length >= 1))
 
+  it('gives every instance the one rate-limit store, a Redis-protocol service of the file, without persistence', () => {
+    const urls = instances.map(([, service]) => (service.environment as Record<string, string>).RATE_LIMIT_STORE_URL)
+    assert.equal(new Set(urls).size, 1, 'one store for every instance')
+    const host = new URL(urls[0] ?? '').hostname
+    const store = compose.services[host]
+    assert.ok(store, `no service ${host}`)
+    assert.match(String(store.image), /^(valkey\/valkey|redis):/)
+    assert.ok((store.command as string[]).join(' ').includes('--save  --appendonly no'), 'counters only, nothing persisted')
+    assert.equal(store.ports, undefined, 'reachable on the compose network only')
+  })
+
   for (const [name, service] of instances) {
     it(`${name}: read-only root file system, every capability dropped, no new privileges, tmpfs /tmp`, () => {
       assert.equal(service.read_only, true)

@@ -13,6 +13,7 @@ import {
   writerThreadFailures,
 } from '../../store/sqlite/sqlite-writer-events.js'
 import { SERVER_TIMEOUTS } from '../connection/timeouts.js'
+import type { FleetBudgets } from '../pipeline/fleet-budget.js'
 
 /**
  * Upper bounds (s) of the request duration buckets: fine below 100 ms where the API answers, and on
@@ -52,6 +53,8 @@ export interface MetricsSources {
   idempotencyRecordsEvicted: () => number
   /** Times stdout failed for log lines, after which the process logs nothing (logger.ts stdoutFailures). */
   logStdoutFailures: () => number
+  /** The rate limits' shared budgets, when RATE_LIMIT_STORE_URL is set. */
+  rateLimits?: Pick<FleetBudgets, 'up' | 'fallbacks'> | undefined
 }
 
 /**
@@ -69,6 +72,7 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
   registerStorageGauges(registers, sources)
   registerFailureTotals(registers, sources)
   registerCommitDurations(registers)
+  registerRateLimitStore(registers, sources.rateLimits)
   return registry
 }
 
@@ -160,6 +164,29 @@ function registerFailureTotals(registers: Registry[], sources: MetricsSources): 
     'animal_store_log_stdout_failures_total',
     'Times writing log lines to stdout failed (a closed pipe: any error but EAGAIN); logging stops at the first, so above 0 the process logs nothing until it is restarted with a working stdout.',
     sources.logStdoutFailures,
+  )
+}
+
+/**
+ * The rate-limit store (RATE_LIMIT_STORE_URL): whether it answers, and the requests counted per
+ * process because it did not (both 0 without a store). Under WORKERS the primary shows the least
+ * available worker's view.
+ */
+function registerRateLimitStore(registers: Registry[], budgets: MetricsSources['rateLimits']): void {
+  new Gauge({
+    name: 'animal_store_rate_limit_store_up',
+    help: 'Whether the rate-limit store (RATE_LIMIT_STORE_URL) answered the last lease: 1 yes (limits fleet-wide), 0 no or none set.',
+    aggregator: 'min',
+    registers,
+    collect() {
+      this.set(budgets?.up ? 1 : 0)
+    },
+  })
+  scrapedTotal(
+    registers,
+    'animal_store_rate_limit_store_fallbacks_total',
+    'Requests whose rate limit was counted per process because the rate-limit store (RATE_LIMIT_STORE_URL) did not answer.',
+    () => budgets?.fallbacks ?? 0,
   )
 }
 

@@ -1,24 +1,40 @@
-// Rate limits, counted in this process's memory over a fixed one-minute window: per API key (429
-// `rate_limited` with Retry-After, and the IETF RateLimit-Policy / RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers on every authenticated response), and per client address for
-// requests that fail authentication. Synchronous, so they run inside the one request step that also
-// authenticates (request-pipeline.ts) without a promise turn.
+// Rate limits over a fixed one-minute window: per API key (429 `rate_limited` with Retry-After, and
+// the IETF RateLimit-Policy / RateLimit fields of draft-ietf-httpapi-ratelimit-headers on every
+// authenticated response), and per client address for requests that fail authentication. Counted
+// in this process's memory, synchronously (they run inside the one request step that also
+// authenticates, request-pipeline.ts, without a promise turn), or fleet-wide through the shared
+// store (fleet-budget.ts), where only a request that finds its process's lease empty waits.
 import type { FastifyReply } from 'fastify'
 import { ApiError } from '../errors.js'
 
 /** The window of both limits, in ms. */
-const WINDOW_MS = 60_000
+export const WINDOW_MS = 60_000
 const POLICY = 'default'
 
-/** Counts one event of `client`: its count in the current window, and seconds until that window ends. */
-type WindowCounter = (client: string) => { count: number; resetSeconds: number }
+/**
+ * The outcome of counting one event: whether it is within the limit, how many more the window
+ * allows (fleet-wide when the counter is shared), and the seconds until the window ends.
+ */
+export interface Count {
+  allowed: boolean
+  remaining: number
+  resetSeconds: number
+}
 
-// One window for every client, so starting a new one is dropping the map: memory holds at most the
-// clients of one minute.
-function createWindowCounter(now: () => number): WindowCounter {
+/**
+ * Counts one event of `client` against `limit` events per window: synchronously when it can, else
+ * as a promise, which never rejects.
+ */
+export type BudgetCounter = (client: string, limit: number) => Count | Promise<Count>
+
+/**
+ * A counter in this process's memory. One window for every client, so starting a new one is
+ * dropping the map: memory holds at most the clients of one minute. `now` (ms) is for tests.
+ */
+export function createLocalCounter(now: () => number = Date.now): (client: string, limit: number) => Count {
   let windowStart = now()
   let counts = new Map<string, number>()
-  return (client) => {
+  return (client, limit) => {
     const time = now()
     if (time - windowStart >= WINDOW_MS) {
       windowStart = time - ((time - windowStart) % WINDOW_MS)
@@ -26,7 +42,11 @@ function createWindowCounter(now: () => number): WindowCounter {
     }
     const count = (counts.get(client) ?? 0) + 1
     counts.set(client, count)
-    return { count, resetSeconds: Math.ceil((windowStart + WINDOW_MS - time) / 1000) }
+    return {
+      allowed: count <= limit,
+      remaining: Math.max(0, limit - count),
+      resetSeconds: Math.ceil((windowStart + WINDOW_MS - time) / 1000),
+    }
   }
 }
 
@@ -34,43 +54,50 @@ function rateLimited(resetSeconds: number, options: { message?: string; headers?
   return new ApiError('rate_limited', { ...options, headers: { ...options.headers, 'retry-after': String(resetSeconds) } })
 }
 
-/**
- * Counts one request of `client` (an API key's id) and sets the RateLimit fields on `reply`; returns
- * ApiError `rate_limited` (with Retry-After, in seconds) once the client is past its quota.
- */
-export type RateLimiter = (client: string, reply: FastifyReply) => ApiError | undefined
+/** What a limiter decides: nothing (go on), or the ApiError to answer; a promise when it had to ask the shared store. */
+export type Refusal = ApiError | undefined | Promise<ApiError | undefined>
 
 /**
- * A limiter of `perMinute` requests per API key per fixed window (per process: every instance and
- * worker counts on its own). `now` (ms) is for tests.
+ * Counts one request of `client` (an API key's id) against `perMinute` requests per window (the
+ * key's own limit, or RATE_LIMIT_PER_MINUTE) and sets the RateLimit fields on `reply`; refuses with
+ * ApiError `rate_limited` (with Retry-After, in seconds) once the client is past its quota.
  */
-export function createRateLimiter(perMinute: number, now: () => number = Date.now): RateLimiter {
-  const policy = `${POLICY};q=${perMinute};w=${WINDOW_MS / 1000}`
-  const count = createWindowCounter(now)
-  return (client, reply) => {
-    const { count: used, resetSeconds } = count(client)
-    reply.header('ratelimit-policy', policy)
-    reply.header('ratelimit', `${POLICY};r=${Math.max(0, perMinute - used)};t=${resetSeconds}`)
-    return used <= perMinute ? undefined : rateLimited(resetSeconds)
+export type RateLimiter = (client: string, perMinute: number, reply: FastifyReply) => Refusal
+
+/**
+ * A limiter per API key per fixed window over `counter`: this process's own (every instance and
+ * worker counts on its own) unless a shared one (fleet-budget.ts) is given.
+ */
+export function createRateLimiter(counter: BudgetCounter = createLocalCounter()): RateLimiter {
+  const decide = (perMinute: number, reply: FastifyReply, { allowed, remaining, resetSeconds }: Count) => {
+    reply.header('ratelimit-policy', `${POLICY};q=${perMinute};w=${WINDOW_MS / 1000}`)
+    reply.header('ratelimit', `${POLICY};r=${remaining};t=${resetSeconds}`)
+    return allowed ? undefined : rateLimited(resetSeconds)
+  }
+  return (client, perMinute, reply) => {
+    const count = counter(client, perMinute)
+    return count instanceof Promise ? count.then((settled) => decide(perMinute, reply, settled)) : decide(perMinute, reply, count)
   }
 }
 
 /**
- * Counts one failed authentication (no key, or a key that is not valid) from `address`; returns
- * ApiError `rate_limited` (with Retry-After) to answer instead of the 401 once the address is past
- * its quota, else undefined.
+ * Counts one failed authentication (no key, or a key that is not valid) from `address`; refuses
+ * with ApiError `rate_limited` (with Retry-After) to answer instead of the 401 once the address is
+ * past its quota.
  */
-export type AuthFailureLimiter = (address: string) => ApiError | undefined
+export type AuthFailureLimiter = (address: string) => Refusal
 
-/** A limiter of `perMinute` failed authentications per client address per fixed window (per process). */
-export function createAuthFailureLimiter(perMinute: number, now: () => number = Date.now): AuthFailureLimiter {
-  const count = createWindowCounter(now)
+/** A limiter of `perMinute` failed authentications per client address per fixed window, over `counter` (as createRateLimiter). */
+export function createAuthFailureLimiter(perMinute: number, counter: BudgetCounter = createLocalCounter()): AuthFailureLimiter {
+  const decide = ({ allowed, resetSeconds }: Count) =>
+    allowed
+      ? undefined
+      : rateLimited(resetSeconds, {
+          message: 'Too many requests without a valid API key from this address. Retry after the time in Retry-After.',
+          headers: { connection: 'close' },
+        })
   return (address) => {
-    const { count: failures, resetSeconds } = count(address)
-    if (failures <= perMinute) return undefined
-    return rateLimited(resetSeconds, {
-      message: 'Too many requests without a valid API key from this address. Retry after the time in Retry-After.',
-      headers: { connection: 'close' },
-    })
+    const count = counter(address, perMinute)
+    return count instanceof Promise ? count.then(decide) : decide(count)
   }
 }

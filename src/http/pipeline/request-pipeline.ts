@@ -21,7 +21,7 @@ import { API_HEADERS, API_PREFIX } from './api-headers.js'
 import { authenticate } from './auth.js'
 import { clientAddress } from './client-address.js'
 import type { KeyIdentity, KeyVerifier } from './key-cache.js'
-import type { AuthFailureLimiter, RateLimiter } from './rate-limit.js'
+import type { AuthFailureLimiter, RateLimiter, Refusal } from './rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -40,11 +40,14 @@ declare module 'fastify' {
 
 /**
  * What the pipeline needs. `notFound` is the 404/405 error for a request no route answers; `limit`
- * counts requests per API key, `limitAuthFailures` failed authentications per client address.
+ * counts requests per API key (`rateLimitPerMinute` each), `limitAuthFailures` failed
+ * authentications per client address.
  */
 export interface PipelineOptions {
   keys: KeyVerifier
   limit: RateLimiter | undefined
+  /** Requests per API key per minute (RATE_LIMIT_PER_MINUTE). */
+  rateLimitPerMinute: number
   limitAuthFailures: AuthFailureLimiter | undefined
   notFound: (request: FastifyRequest) => ApiError
   /** Writes each answered request's log line and metrics (request-record.ts). */
@@ -84,25 +87,35 @@ function fixRouteParts(logger: FastifyBaseLogger): onRouteHookHandler {
 }
 
 /** The first step: the route's fixed headers, the Host check, authentication, the rate limit, the early 404/405. */
-function admissionStep({ keys, limit, limitAuthFailures, notFound }: PipelineOptions): onRequestHookHandler {
-  const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): ApiError | undefined => {
-    request.apiKey = identity
+function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, notFound }: PipelineOptions): onRequestHookHandler {
+  const proceed = (request: FastifyRequest, reply: FastifyReply, limited: ApiError | undefined): ApiError | undefined => {
     // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
     // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
     const unrouted = request.is404 || request.method === 'OPTIONS'
-    const refusal = limit?.(identity.keyId, reply) ?? (unrouted ? notFound(request) : undefined)
+    const refusal = limited ?? (unrouted ? notFound(request) : undefined)
     // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
     if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
     return refusal
   }
+  const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): Refusal => {
+    request.apiKey = identity
+    const limited = limit?.(identity.keyId, rateLimitPerMinute, reply)
+    return limited instanceof Promise
+      ? limited.then((settled) => proceed(request, reply, settled))
+      : proceed(request, reply, limited)
+  }
 
   // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
   const refuse = (request: FastifyRequest, error: unknown): unknown => {
-    if (!(error instanceof ApiError) || error.statusCode !== 401) return error
-    return limitAuthFailures?.(clientAddress(request)) ?? error
+    if (!(error instanceof ApiError) || error.statusCode !== 401 || !limitAuthFailures) return error
+    const limited = limitAuthFailures(clientAddress(request))
+    return limited instanceof Promise ? limited.then((settled) => settled ?? error) : (limited ?? error)
   }
 
   return (request, reply, done) => {
+    // Only a limiter that had to ask the shared store answers with a promise (fleet-budget.ts).
+    const finish = (outcome: unknown) =>
+      outcome instanceof Promise ? outcome.then(done, done) : done(outcome as ApiError | undefined)
     const { config } = request.routeOptions
     if (config.headers) reply.headers(config.headers)
     const hostError = missingHost(request)
@@ -111,15 +124,15 @@ function admissionStep({ keys, limit, limitAuthFailures, notFound }: PipelineOpt
     try {
       identity = authenticate(request.headers.authorization, keys)
     } catch (error) {
-      return done(refuse(request, error) as ApiError)
+      return finish(refuse(request, error))
     }
     if (identity instanceof Promise) {
       identity.then(
-        (known) => done(admit(request, reply, known)),
-        (error: unknown) => done(refuse(request, error) as ApiError),
+        (known) => finish(admit(request, reply, known)),
+        (error: unknown) => finish(refuse(request, error)),
       )
     } else {
-      done(admit(request, reply, identity))
+      finish(admit(request, reply, identity))
     }
   }
 }

@@ -82,7 +82,8 @@ export async function buildApp({
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
-    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(config.rateLimitPerMinute) : undefined,
+    limit: createRateLimiter(),
+    rateLimitPerMinute: config.rateLimitPerMinute,
     limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
     notFound: installNotFoundHandler(app),
     recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),

@@ -23,6 +23,7 @@ import {
   type VariableKeywords,
   variableValue,
 } from './config-variables.js'
+import { type ConfiguredKey, MAX_RATE_LIMIT_PER_MINUTE } from './key-grants.js'
 import { MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
 import type { DatabaseConfig } from './store/index.js'
 
@@ -78,7 +79,7 @@ export const VARIABLES = {
     }),
   ),
   API_KEYS: text(
-    `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. When set, no first key is created or printed.`,
+    `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. A key may be followed by \`:scope=read\` (a read-only key: listPets and getPet; give these to browser pages) or \`:scope=write\` (the default: may also create) and by \`:rate-limit=N\`, its own requests per minute (0–${MAX_RATE_LIMIT_PER_MINUTE}, 0 = no limit; unset: \`RATE_LIMIT_PER_MINUTE\`), as in \`KEY:scope=read:rate-limit=600\`; a colon is never part of a key. When set, no first key is created or printed.`,
     { 'x-file': true },
   ),
   LOG_LEVEL: Type.Union(
@@ -98,9 +99,10 @@ export const VARIABLES = {
   // cannot take a whole process. Load tests with one key should raise it or set 0.
   RATE_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 0,
-    maximum: 10_000_000,
+    maximum: MAX_RATE_LIMIT_PER_MINUTE,
     default: 60_000,
-    description: 'Requests per API key per minute, per process, {range} (0 = off). See "Rate limits" below.',
+    description:
+      'Requests per API key per minute, per process, {range} (0 = off), for every key without a limit of its own (`keys create --rate-limit`, `API_KEYS`). See "Rate limits" below.',
   }),
   // A create with an Idempotency-Key every 8.6 s around the clock: bounds one key's records to about
   // 3–23 MB (docs/security.md), and the count each new record costs to about 1 ms.
@@ -213,8 +215,8 @@ export const DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY: number = VARIABLES.IDEMPOTENCY
 /** The validated configuration (README "Configuration"): the plain VARIABLES, and these. */
 export interface Config extends Settings<typeof VARIABLES> {
   readonly database: DatabaseConfig
-  /** API_KEYS: keys accepted besides the stored ones; never logged. */
-  readonly apiKeys: readonly string[]
+  /** API_KEYS: keys accepted besides the stored ones, with their scope and rate limit; never logged. */
+  readonly apiKeys: readonly ConfiguredKey[]
   /** Externally visible base URL ending in `/v1`, without a trailing slash; undefined when unset. */
   readonly publicUrl: string | undefined
   /** Worker processes sharing the port (WORKERS; `auto` = available CPUs). 1 = no cluster. */

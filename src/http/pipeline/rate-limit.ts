@@ -35,21 +35,21 @@ function rateLimited(resetSeconds: number, options: { message?: string; headers?
 }
 
 /**
- * Counts one request of `client` (an API key's id) and sets the RateLimit fields on `reply`; returns
- * ApiError `rate_limited` (with Retry-After, in seconds) once the client is past its quota.
+ * Counts one request of `client` (an API key's id), whose quota is `perMinute` requests (at least 1:
+ * that key's own limit, else RATE_LIMIT_PER_MINUTE), and sets the RateLimit fields on `reply`;
+ * returns ApiError `rate_limited` (with Retry-After, in seconds) once the client is past its quota.
  */
-export type RateLimiter = (client: string, reply: FastifyReply) => ApiError | undefined
+export type RateLimiter = (client: string, perMinute: number, reply: FastifyReply) => ApiError | undefined
 
 /**
- * A limiter of `perMinute` requests per API key per fixed window (per process: every instance and
- * worker counts on its own). `now` (ms) is for tests.
+ * A limiter of requests per API key per fixed window, each key's quota given with each request (per
+ * process: every instance and worker counts on its own). `now` (ms) is for tests.
  */
-export function createRateLimiter(perMinute: number, now: () => number = Date.now): RateLimiter {
-  const policy = `${POLICY};q=${perMinute};w=${WINDOW_MS / 1000}`
+export function createRateLimiter(now: () => number = Date.now): RateLimiter {
   const count = createWindowCounter(now)
-  return (client, reply) => {
+  return (client, perMinute, reply) => {
     const { count: used, resetSeconds } = count(client)
-    reply.header('ratelimit-policy', policy)
+    reply.header('ratelimit-policy', `${POLICY};q=${perMinute};w=${WINDOW_MS / 1000}`)
     reply.header('ratelimit', `${POLICY};r=${Math.max(0, perMinute - used)};t=${resetSeconds}`)
     return used <= perMinute ? undefined : rateLimited(resetSeconds)
   }

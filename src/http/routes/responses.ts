@@ -15,6 +15,7 @@ export function header(description: string): Header {
 const WHEN: Partial<Record<number, string>> = {
   400: 'The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`).',
   401: 'The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`).',
+  403: 'The API key is valid but its scope does not allow this operation (`insufficient_scope`): a `read` key cannot create. Nothing was done.',
   404: 'No animal with that identifier (`pet_not_found`).',
   408: 'The request did not arrive in time (`request_timeout`); the connection is closed.',
   409: 'A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds.',
@@ -38,14 +39,14 @@ const EVERY_RESPONSE: Record<string, Header> = {
 
 /**
  * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
- * before the request was read), while RATE_LIMIT_PER_MINUTE is not 0.
+ * before the request was read), while the key's rate limit (its own, else RATE_LIMIT_PER_MINUTE) is not 0.
  */
 const RATE_LIMIT: Record<string, Header> = {
   RateLimit: header(
     'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
   ),
   'RateLimit-Policy': header(
-    'draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window.',
+    "draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's.",
   ),
 }
 
@@ -54,6 +55,11 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
   401: {
     'WWW-Authenticate': header(
       'RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key.',
+    ),
+  },
+  403: {
+    'WWW-Authenticate': header(
+      'RFC 6750 §3.1 challenge: `Bearer realm="animal-store", error="insufficient_scope", scope="write"`, naming the scope the operation needs.',
     ),
   },
   429: { 'Retry-After': header('RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.') },

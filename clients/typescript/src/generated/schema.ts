@@ -104,7 +104,7 @@ export interface components {
              * @description Machine-readable, stable error code (the catalog is in the README).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -147,7 +147,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page. */
                     Link?: string;
@@ -168,7 +168,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -219,7 +219,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
@@ -255,7 +255,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -274,7 +274,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
@@ -313,7 +313,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
@@ -336,7 +336,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -354,6 +354,27 @@ export interface operations {
                     /** @description `nosniff`. */
                     "X-Content-Type-Options"?: string;
                     /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but its scope does not allow this operation (`insufficient_scope`): a `read` key cannot create. Nothing was done. */
+            403: {
+                headers: {
+                    /** @description The request's id, also logged as `reqId`: the client's own `X-Request-Id` when it sent one of 1–128 visible ASCII characters, else a new UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description `no-store`: responses depend on the key and on changing data; no cache may keep them. */
+                    "Cache-Control"?: string;
+                    /** @description `nosniff`. */
+                    "X-Content-Type-Options"?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
+                    RateLimit?: string;
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description RFC 6750 §3.1 challenge: `Bearer realm="animal-store", error="insufficient_scope", scope="write"`, naming the scope the operation needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -387,7 +408,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description Seconds to wait before retrying with the same key. */
                     "Retry-After"?: string;
@@ -408,7 +429,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -427,7 +448,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -446,7 +467,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -465,7 +486,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
@@ -501,7 +522,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
@@ -520,7 +541,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;
@@ -555,7 +576,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
@@ -580,7 +601,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
@@ -628,7 +649,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
@@ -674,7 +695,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds until the window resets and requests are counted again. */
                     "Retry-After"?: string;
@@ -722,7 +743,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9745: `@1795132800` (2026-11-20T00:00:00Z), when this operation was deprecated. */
                     Deprecation?: string;
@@ -747,7 +768,7 @@ export interface operations {
                     "X-Content-Type-Options"?: string;
                     /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
                     RateLimit?: string;
-                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+                    /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
                     "RateLimit-Policy"?: string;
                     /** @description RFC 9110 §10.2.3: seconds to wait before retrying. */
                     "Retry-After"?: string;

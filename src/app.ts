@@ -86,7 +86,7 @@ export async function buildApp({
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
-    limit: config.rateLimitPerMinute > 0 ? createRateLimiter(rateLimits?.counter('key')) : undefined,
+    limit: createRateLimiter(rateLimits?.counter('key')),
     rateLimitPerMinute: config.rateLimitPerMinute,
     limitAuthFailures:
       config.authFailuresPerMinute > 0

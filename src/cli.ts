@@ -3,7 +3,9 @@
 // an exit code. Every failure ends as one line on stderr and exit code 1.
 // Commands are imported when run, so `--help` does not load Fastify and the database drivers.
 import { Command } from 'commander'
+import type { KeysCreateOptions } from './commands/keys.js'
 import { CONFIGURATION_VARIABLES, loadConfig, loadCopyUrls } from './config.js'
+import { DEFAULT_KEY_SCOPE, KEY_SCOPES, MAX_RATE_LIMIT_PER_MINUTE } from './key-grants.js'
 import { redactCredentials } from './redact.js'
 
 const program = new Command('animal-store')
@@ -35,12 +37,21 @@ keys
   .command('create')
   .description('create an API key and print it once')
   .requiredOption('--name <name>', 'a label for the key, such as the client it is for')
-  .action(async (options: { name: string }) =>
-    (await import('./commands/keys.js')).keysCreate(loadConfig(), options.name, process.stdout),
+  .option(
+    '--scope <scope>',
+    `what the key may do: ${KEY_SCOPES.join(' or ')}; read lists and reads pets only (the key to put in browser pages and other places the public can see), write may also create them`,
+    DEFAULT_KEY_SCOPE,
+  )
+  .option(
+    '--rate-limit <n>',
+    `the key's own requests per minute, 0 to ${MAX_RATE_LIMIT_PER_MINUTE} (0 = no limit); without it, RATE_LIMIT_PER_MINUTE`,
+  )
+  .action(async (options: KeysCreateOptions) =>
+    (await import('./commands/keys.js')).keysCreate(loadConfig(), options, process.stdout),
   )
 keys
   .command('list')
-  .description('list keys: id, name, prefix, created, revoked (never the key itself)')
+  .description('list keys: id, name, prefix, scope, rate limit, created, revoked (never the key itself)')
   .action(async () => (await import('./commands/keys.js')).keysList(loadConfig(), process.stdout))
 keys
   .command('revoke')

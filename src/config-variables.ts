@@ -7,6 +7,7 @@ import { isIP } from 'node:net'
 import { isAbsolute, resolve } from 'node:path'
 import { type OptionalKind, type Static, type TSchema, Type } from '@sinclair/typebox'
 import { Ajv, type ValidateFunction } from 'ajv'
+import { type ConfiguredKey, DEFAULT_KEY_SCOPE, isKeyScope, KEY_SCOPES, parseRateLimit, RATE_LIMIT_RULE } from './key-grants.js'
 import { isStrongEnough, MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
 import type { DatabaseConfig } from './store/index.js'
 
@@ -201,15 +202,42 @@ function parseList(value: string | undefined, variable: string, valid: (entry: s
 }
 
 /**
- * API keys, comma-separated: each an RFC 6750 b64token (so a client can send it), long and varied
- * enough not to be guessed (key-strength.ts). Throws ConfigError naming `variable` and the entry's
- * position, never the key.
+ * API keys, comma-separated, each `KEY[:scope=SCOPE][:rate-limit=N]`: the key an RFC 6750 b64token
+ * (so a client can send it; it cannot hold a colon), long and varied enough not to be guessed
+ * (key-strength.ts), then what it may do (key-grants.ts): its scope (DEFAULT_KEY_SCOPE unless given)
+ * and its own requests per minute (RATE_LIMIT_PER_MINUTE unless given). Throws ConfigError naming
+ * `variable` and the entry's position, never the key or a parameter's text (a mistyped key may
+ * hold a colon).
  */
-export function parseApiKeys(value: string | undefined, variable: string): readonly string[] {
-  const usable = (key: string) => /^[A-Za-z0-9\-._~+/]+=*$/.test(key) && isStrongEnough(key)
-  return parseList(value, variable, usable, API_KEY_PROBLEM)
+export function parseApiKeys(value: string | undefined, variable: string): readonly ConfiguredKey[] {
+  const entries = parseList(value, variable, () => true, '')
+  return Object.freeze(entries.map((entry, index) => parseKeyEntry(entry, `entry ${index + 1}`, variable)))
 }
 const API_KEY_PROBLEM = `is not usable: each key must be at least ${MIN_CONFIGURED_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), random (an estimated ${MIN_CONFIGURED_KEY_BITS}+ bits: no repeated, alternating or sequential patterns), separated by commas. Generate one with: openssl rand -base64 32`
+const KEY_PARAMETERS = `after a key, each parameter is :scope=${KEY_SCOPES.join('|')} or :rate-limit=N, at most once, as in KEY:scope=read:rate-limit=600.`
+
+function parseKeyEntry(entry: string, position: string, variable: string): ConfiguredKey {
+  const [key = '', ...parameters] = entry.split(':').map((part) => part.trim())
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(key) || !isStrongEnough(key))
+    throw new ConfigError(variable, `${position} ${API_KEY_PROBLEM}`)
+  const given = new Map<string, string>()
+  for (const parameter of parameters) {
+    const equals = parameter.indexOf('=')
+    const name = parameter.slice(0, equals)
+    if (equals < 0 || !['scope', 'rate-limit'].includes(name) || given.has(name)) {
+      throw new ConfigError(variable, `${position} has a parameter that is not usable: ${KEY_PARAMETERS}`)
+    }
+    given.set(name, parameter.slice(equals + 1))
+  }
+  const scope = given.get('scope') ?? DEFAULT_KEY_SCOPE
+  if (!isKeyScope(scope)) throw new ConfigError(variable, `${position}: scope must be ${KEY_SCOPES.join(' or ')}.`)
+  const rateLimitText = given.get('rate-limit')
+  const rateLimit = rateLimitText === undefined ? undefined : parseRateLimit(rateLimitText)
+  if (rateLimitText !== undefined && rateLimit === undefined) {
+    throw new ConfigError(variable, `${position}: rate-limit must be ${RATE_LIMIT_RULE}.`)
+  }
+  return Object.freeze({ key, scope, rateLimit })
+}
 
 /**
  * Proxies, comma-separated, in the forms Fastify's `trustProxy` (proxy-addr) accepts: addresses,

@@ -25,6 +25,7 @@ import {
   type VariableKeywords,
   variableValue,
 } from './config-variables.js'
+import { type ConfiguredKey, MAX_RATE_LIMIT_PER_MINUTE } from './key-grants.js'
 import { MIN_CONFIGURED_KEY_BITS, MIN_CONFIGURED_KEY_LENGTH } from './key-strength.js'
 import type { DatabaseConfig } from './store/index.js'
 
@@ -80,7 +81,7 @@ export const VARIABLES = {
     }),
   ),
   API_KEYS: text(
-    `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. When set, no first key is created or printed.`,
+    `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. A key may be followed by \`:scope=read\` (a read-only key: listPets and getPet; give these to browser pages) or \`:scope=write\` (the default: may also create) and by \`:rate-limit=N\`, its own requests per minute (0–${MAX_RATE_LIMIT_PER_MINUTE}, 0 = no limit; unset: \`RATE_LIMIT_PER_MINUTE\`), as in \`KEY:scope=read:rate-limit=600\`; a colon is never part of a key. When set, no first key is created or printed.`,
     { 'x-file': true },
   ),
   LOG_LEVEL: Type.Union(
@@ -100,10 +101,10 @@ export const VARIABLES = {
   // cannot take a whole process. Load tests with one key should raise it or set 0.
   RATE_LIMIT_PER_MINUTE: Type.Integer({
     minimum: 0,
-    maximum: 10_000_000,
+    maximum: MAX_RATE_LIMIT_PER_MINUTE,
     default: 60_000,
     description:
-      'Requests per API key per minute, {range} (0 = off): per process, or for the whole fleet with `RATE_LIMIT_STORE_URL`. See "Rate limits" below.',
+      'Requests per API key per minute, {range} (0 = off), for every key without a limit of its own (`keys create --rate-limit`, `API_KEYS`): per process, or for the whole fleet with `RATE_LIMIT_STORE_URL`. See "Rate limits" below.',
   }),
   RATE_LIMIT_STORE_URL: text(
     'A Redis-protocol server (Redis 7, Valkey) shared by every instance and worker, `redis://[:PASSWORD@]HOST:PORT[/DB]` (`rediss://` for TLS): makes `RATE_LIMIT_PER_MINUTE` and `AUTH_FAILURES_PER_MINUTE` one budget for the fleet, leased to each process in small batches. Unset: each process counts on its own. While it is unreachable or slow (250 ms), requests are counted per process, one warning is logged and `animal_store_rate_limit_store_fallbacks_total` grows; the service reconnects by itself. Never echoed in errors.',
@@ -220,8 +221,8 @@ export const DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY: number = VARIABLES.IDEMPOTENCY
 /** The validated configuration (README "Configuration"): the plain VARIABLES, and these. */
 export interface Config extends Settings<typeof VARIABLES> {
   readonly database: DatabaseConfig
-  /** API_KEYS: keys accepted besides the stored ones; never logged. */
-  readonly apiKeys: readonly string[]
+  /** API_KEYS: keys accepted besides the stored ones, with their scope and rate limit; never logged. */
+  readonly apiKeys: readonly ConfiguredKey[]
   /** Externally visible base URL ending in `/v1`, without a trailing slash; undefined when unset. */
   readonly publicUrl: string | undefined
   /** Worker processes sharing the port (WORKERS; `auto` = available CPUs). 1 = no cluster. */

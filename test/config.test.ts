@@ -6,11 +6,20 @@ import { after, describe, it } from 'node:test'
 import { tempDir } from '../scripts/lib/test-server.js'
 import { generateApiKey } from '../src/api-keys.js'
 import { ConfigError, loadConfig, loadCopyUrls, VARIABLES } from '../src/config.js'
+import { type ConfiguredKey, DEFAULT_KEY_SCOPE, type KeyGrants, MAX_RATE_LIMIT_PER_MINUTE } from '../src/key-grants.js'
 import { estimateEntropyBits } from '../src/key-strength.js'
 
 /** Two keys as an operator would generate them (24 random bytes, base64url). */
 const KEY_1 = 'VmK7fmMSJjj2h6pgkbKTqRkoV0_lt6II'
 const KEY_2 = 'dsBKixa5VVB5C3-S2nrRHqjDiTS0_XKx'
+
+/** An API_KEYS entry as loadConfig gives it: `key` with the grants given, else the defaults (`write`, no own limit). */
+const entry = (key: string, grants: Partial<KeyGrants> = {}): ConfiguredKey => ({
+  key,
+  scope: DEFAULT_KEY_SCOPE,
+  rateLimit: undefined,
+  ...grants,
+})
 
 describe('configuration (loadConfig)', () => {
   it('has the documented defaults', () => {
@@ -41,7 +50,7 @@ describe('configuration (loadConfig)', () => {
     assert.equal(config.port, 0)
     assert.equal(config.host, '0.0.0.0')
     assert.deepEqual(config.database, { dialect: 'sqlite', path: '/var/lib/pets.db' })
-    assert.deepEqual(config.apiKeys, [KEY_1, KEY_2])
+    assert.deepEqual(config.apiKeys, [entry(KEY_1), entry(KEY_2)])
     assert.equal(config.logLevel, 'warn')
     assert.equal(config.publicUrl, 'https://api.example.com/v1')
     assert.deepEqual(config.corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
@@ -222,13 +231,80 @@ describe('configuration (loadConfig)', () => {
       ],
     ]
     for (const [key, why] of strong) {
-      it(`accepts ${why}`, () => assert.deepEqual(loadConfig({ API_KEYS: key }, '/w').apiKeys, [key]))
+      it(`accepts ${why}`, () => assert.deepEqual(loadConfig({ API_KEYS: key }, '/w').apiKeys, [entry(key)]))
     }
     it('estimates entropy as documented: 0 bits for a repeat, 16 for abab…, about 5 for 0123456789abcdef', () => {
       assert.equal(estimateEntropyBits('aaaaaaaaaaaaaaaa'), 0)
       assert.equal(Math.round(estimateEntropyBits('abababababababab')), 15)
       assert.ok(estimateEntropyBits('0123456789abcdef') < 6)
       assert.ok(estimateEntropyBits(generateApiKey().key) > 150)
+    })
+  })
+
+  describe('API_KEYS entries may carry a scope and a rate limit: KEY[:scope=read|write][:rate-limit=N]', () => {
+    const keysOf = (value: string) => loadConfig({ API_KEYS: value }, '/w').apiKeys
+
+    it('reads each parameter, in either order, and gives an entry without them scope write and the default limit', () => {
+      assert.deepEqual(keysOf(`${KEY_1}:scope=read, ${KEY_2}:rate-limit=600:scope=write,${KEY_1}x:rate-limit=0`), [
+        entry(KEY_1, { scope: 'read' }),
+        entry(KEY_2, { scope: 'write', rateLimit: 600 }),
+        entry(`${KEY_1}x`, { rateLimit: 0 }),
+      ])
+      assert.deepEqual(keysOf(`${KEY_1}:scope=read:rate-limit=${MAX_RATE_LIMIT_PER_MINUTE}`), [
+        entry(KEY_1, { scope: 'read', rateLimit: MAX_RATE_LIMIT_PER_MINUTE }),
+      ])
+    })
+
+    it('keeps a key ending in = padding apart from its parameters (a colon is never part of a key)', () => {
+      const padded = '3q2+7w8Zr0Q9YbVxk1mN4tUuP5sE6dJ7fH8gK9lA0c4='
+      assert.deepEqual(keysOf(`${padded}:scope=read`), [entry(padded, { scope: 'read' })])
+    })
+
+    const refused: Array<[string, string, RegExp]> = [
+      ['an unknown scope', `${KEY_1},${KEY_2}:scope=admin`, /^API_KEYS entry 2: scope must be read or write\.$/],
+      ['a scope in upper case', `${KEY_1}:scope=READ`, /^API_KEYS entry 1: scope must be read or write\.$/],
+      ['an empty scope', `${KEY_1}:scope=`, /^API_KEYS entry 1: scope must be read or write\.$/],
+      ['a negative rate limit', `${KEY_1}:rate-limit=-1`, /^API_KEYS entry 1: rate-limit must be an integer from 0 to 10000000 /],
+      ['a rate limit over the maximum', `${KEY_1}:rate-limit=10000001`, /^API_KEYS entry 1: rate-limit must be an integer/],
+      ['a fractional rate limit', `${KEY_1}:rate-limit=1.5`, /^API_KEYS entry 1: rate-limit must be an integer/],
+      [
+        'an unknown parameter',
+        `${KEY_1}:role=read`,
+        /^API_KEYS entry 1 has a parameter that is not usable: after a key, each parameter is :scope=read\|write or :rate-limit=N/,
+      ],
+      ['a parameter without =', `${KEY_1}:read`, /^API_KEYS entry 1 has a parameter that is not usable/],
+      [
+        'a parameter given twice',
+        `${KEY_1}:scope=read:scope=write`,
+        /^API_KEYS entry 1 has a parameter that is not usable: .*at most once/,
+      ],
+      ['an empty parameter', `${KEY_1}:`, /^API_KEYS entry 1 has a parameter that is not usable/],
+      ['parameters without a key', ':scope=read', /^API_KEYS entry 1 is not usable: each key must be/],
+      ['a weak key with a scope', 'aaaaaaaaaaaaaaaaaaaa:scope=read', /^API_KEYS entry 1 is not usable: .*40\+ bits/],
+    ]
+    for (const [what, value, message] of refused) {
+      it(`refuses ${what}, naming the entry, never echoing the key or the parameter`, () => {
+        assert.throws(
+          () => loadConfig({ API_KEYS: value }, '/w'),
+          (error: unknown) => {
+            assert.ok(error instanceof ConfigError && error.variable === 'API_KEYS')
+            assert.match(error.message, message)
+            assert.ok(!error.message.includes(KEY_1) && !error.message.includes('admin') && !error.message.includes('role'))
+            return true
+          },
+        )
+      })
+    }
+
+    it('refuses a secret that holds a colon without echoing any part of it', () => {
+      const secret = 'Zr0Q9YbVxk1mN4tU:uP5sE6dJ7fH8gK9lA0c4'
+      assert.throws(
+        () => loadConfig({ API_KEYS: secret }, '/w'),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          !error.message.includes('Zr0Q9YbVxk1mN4tU') &&
+          !error.message.includes('uP5sE6dJ7fH8gK9lA0c4'),
+      )
     })
   })
 
@@ -249,7 +325,7 @@ describe('configuration (loadConfig)', () => {
         },
         '/w',
       )
-      assert.deepEqual(config.apiKeys, [KEY_1, KEY_2])
+      assert.deepEqual(config.apiKeys, [entry(KEY_1), entry(KEY_2)])
       assert.equal(config.database.dialect === 'postgres' && config.database.url, 'postgres://app:s3cr3t@db:5432/pets')
     })
 

@@ -16,6 +16,7 @@ import {
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   type LogLevel,
 } from '../../src/config.js'
+import { parseApiKeys } from '../../src/config-variables.js'
 import { createMetricsRegistry } from '../../src/http/observability/metrics.js'
 import { registrySource, startMetricsServer } from '../../src/http/observability/metrics-server.js'
 import { createKeyVerifier, type KeyVerifier } from '../../src/http/pipeline/key-cache.js'
@@ -102,6 +103,7 @@ export interface ServerOptions {
   database?: TestDatabase
   /** An existing database to use instead of a fresh one (it is not dropped on close). */
   databaseConfig?: DatabaseConfig
+  /** API_KEYS entries, as the variable has them (`KEY[:scope=SCOPE][:rate-limit=N]`); none unless given. */
   apiKeys?: string[]
   publicUrl?: string
   keyRefreshMs?: number
@@ -141,7 +143,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     },
   })
   const logger = createLogger(options.logLevel ?? 'info', sink)
-  const keys = await createKeyVerifier(store.apiKeys, options.apiKeys ?? [], logger, { refreshMs: options.keyRefreshMs })
+  const configuredKeys = parseApiKeys((options.apiKeys ?? []).join(','), 'API_KEYS')
+  const keys = await createKeyVerifier(store.apiKeys, configuredKeys, logger, { refreshMs: options.keyRefreshMs })
   const metrics = options.metrics
     ? {
         registry: createMetricsRegistry({

@@ -3,6 +3,7 @@
 import { generateApiKey } from '../api-keys.js'
 import type { Config } from '../config.js'
 import { INT64_MAX } from '../int64.js'
+import { DEFAULT_KEY_SCOPE, isKeyScope, KEY_SCOPES, type KeyGrants, parseRateLimit, RATE_LIMIT_RULE } from '../key-grants.js'
 import { escapeForTerminal, isValidKeyName, KEY_NAME_MAX_LENGTH } from '../key-names.js'
 import { type ApiKeyRecord, type ApiKeyStore, openStore, type Store } from '../store/index.js'
 
@@ -16,10 +17,17 @@ async function withStore<T>(config: Config, run: (store: Store) => Promise<T>): 
   }
 }
 
-/** Creates and stores a key named `name`; resolves to the key (the only time it exists in clear). */
-export async function createKey(store: ApiKeyStore, name: string): Promise<{ key: string; record: ApiKeyRecord }> {
+/**
+ * Creates and stores a key named `name` that may do what `grants` say (by default: scope `write`, the
+ * service's rate limit); resolves to the key (the only time it exists in clear).
+ */
+export async function createKey(
+  store: ApiKeyStore,
+  name: string,
+  grants: KeyGrants = { scope: DEFAULT_KEY_SCOPE, rateLimit: undefined },
+): Promise<{ key: string; record: ApiKeyRecord }> {
   const { key, prefix, hash } = generateApiKey()
-  const record = await store.insertApiKey({ name, prefix, hash, createdAt: new Date().toISOString() })
+  const record = await store.insertApiKey({ name, prefix, hash, createdAt: new Date().toISOString(), ...grants })
   return { key, record }
 }
 
@@ -29,30 +37,68 @@ export async function createFirstKeyIfNone(store: ApiKeyStore): Promise<string |
   return (await createKey(store, 'first-key')).key
 }
 
+/** The options of `keys create` as given on the command line; undefined when not given. */
+export interface KeysCreateOptions {
+  name: string
+  scope?: string | undefined
+  rateLimit?: string | undefined
+}
+
 /**
- * `keys create --name NAME`: prints the new key once, with its id. Throws, storing nothing, unless the
- * name is 1 to KEY_NAME_MAX_LENGTH printable characters (key-names.ts); the message does not repeat it.
+ * `keys create --name NAME [--scope read|write] [--rate-limit N]`: prints the new key once, with its
+ * id, scope and rate limit. Throws, storing nothing, unless the name is 1 to KEY_NAME_MAX_LENGTH
+ * printable characters (key-names.ts; the message does not repeat it), the scope one of KEY_SCOPES and
+ * the rate limit RATE_LIMIT_RULE.
  */
-export async function keysCreate(config: Config, name: string, out: NodeJS.WritableStream): Promise<void> {
+export async function keysCreate(config: Config, options: KeysCreateOptions, out: NodeJS.WritableStream): Promise<void> {
+  const { name } = options
   if (name.trim() === '') throw new Error('--name must not be empty')
   if (!isValidKeyName(name)) {
     throw new Error(
       `--name must be 1 to ${KEY_NAME_MAX_LENGTH} printable characters (no line breaks, tabs or other control characters)`,
     )
   }
-  const { key, record } = await withStore(config, (store) => createKey(store.apiKeys, name))
-  out.write(`Created API key ${record.id} (${escapeForTerminal(record.name)}). Store it now; it is not shown again:\n${key}\n`)
+  const grants = grantsOf(options)
+  const { key, record } = await withStore(config, (store) => createKey(store.apiKeys, name, grants))
+  out.write(
+    `Created API key ${record.id} (${escapeForTerminal(record.name)}, scope ${record.scope}, rate limit ${rateLimitText(record)}). Store it now; it is not shown again:\n${key}\n`,
+  )
+}
+
+/** The grants `keys create` was given; throws naming the option that is not usable. */
+function grantsOf({ scope = DEFAULT_KEY_SCOPE, rateLimit: rateLimitOption }: KeysCreateOptions): KeyGrants {
+  if (!isKeyScope(scope)) throw new Error(`--scope must be ${KEY_SCOPES.join(' or ')}, not "${escapeForTerminal(scope)}"`)
+  const rateLimit = rateLimitOption === undefined ? undefined : parseRateLimit(rateLimitOption)
+  if (rateLimitOption !== undefined && rateLimit === undefined) {
+    throw new Error(`--rate-limit must be ${RATE_LIMIT_RULE}, not "${escapeForTerminal(rateLimitOption)}"`)
+  }
+  return { scope, rateLimit }
+}
+
+/** A key's rate limit as `keys` prints it: `N/min`, `none` for 0, `default` for the service's RATE_LIMIT_PER_MINUTE. */
+function rateLimitText({ rateLimit }: KeyGrants): string {
+  if (rateLimit === undefined) return 'default'
+  return rateLimit === 0 ? 'none' : `${rateLimit}/min`
 }
 
 /**
- * `keys list`: one row per key: id, name, prefix, created, revoked; never a key. Names are escaped
- * (escapeForTerminal), so a name stored before the naming rule cannot add or alter rows.
+ * `keys list`: one row per key: id, name, prefix, scope, rate limit (rateLimitText), created, revoked;
+ * never a key. Names are escaped (escapeForTerminal), so a name stored before the naming rule cannot
+ * add or alter rows.
  */
 export async function keysList(config: Config, out: NodeJS.WritableStream): Promise<void> {
   const records = await withStore(config, (store) => store.apiKeys.listApiKeys())
   const rows = [
-    ['ID', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'],
-    ...records.map((r) => [String(r.id), escapeForTerminal(r.name), `${r.prefix}…`, r.createdAt, r.revokedAt ?? '-']),
+    ['ID', 'NAME', 'PREFIX', 'SCOPE', 'RATE-LIMIT', 'CREATED', 'REVOKED'],
+    ...records.map((r) => [
+      String(r.id),
+      escapeForTerminal(r.name),
+      `${r.prefix}…`,
+      r.scope,
+      rateLimitText(r),
+      r.createdAt,
+      r.revokedAt ?? '-',
+    ]),
   ]
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? []
   for (const row of rows)

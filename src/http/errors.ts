@@ -31,6 +31,10 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   missing_api_key: { status: 401, message: 'An API key is required: send "Authorization: Bearer <API_KEY>".' },
   invalid_api_key: { status: 401, message: 'The API key is not valid, or has been revoked.' },
+  insufficient_scope: {
+    status: 403,
+    message: 'The API key may not use this operation: it needs the scope named in WWW-Authenticate.',
+  },
   not_found: { status: 404, message: 'There is no resource at this path.' },
   pet_not_found: { status: 404, message: 'No animal with that identifier.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this resource; see the Allow header.' },

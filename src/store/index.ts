@@ -35,7 +35,7 @@ export interface PoolStats {
 
 /** Stored API keys (hashes only), for authentication and the `keys` commands. */
 export interface ApiKeyStore {
-  insertApiKey(key: { name: string; prefix: string; hash: string; createdAt: string }): Promise<apiKeys.ApiKeyRecord>
+  insertApiKey(key: apiKeys.NewApiKey): Promise<apiKeys.ApiKeyRecord>
   listApiKeys(): Promise<apiKeys.ApiKeyRecord[]>
   listActiveKeyHashes(afterId?: bigint): Promise<apiKeys.ActiveKeyHash[]>
   hasAnyApiKey(): Promise<boolean>

@@ -13,7 +13,11 @@ export interface PetsTable {
   status: string
 }
 
-/** `api_keys`: stored API keys, as SHA-256 hashes only. Timestamps are ISO-8601 UTC text. */
+/**
+ * `api_keys`: stored API keys, as SHA-256 hashes only. Timestamps are ISO-8601 UTC text. `scope` is
+ * `read` or `write` (migration 0006, default `write`); `rate_limit` the key's own requests per
+ * minute, null for the service's default (an integer: bigint from SQLite, number from pg's int4).
+ */
 export interface ApiKeysTable {
   id: Generated<Int64Column>
   name: string
@@ -21,6 +25,8 @@ export interface ApiKeysTable {
   hash: string
   created_at: string
   revoked_at: string | null
+  scope: Generated<string>
+  rate_limit: number | bigint | null
 }
 
 /**

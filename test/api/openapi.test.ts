@@ -125,16 +125,34 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(openapi.paths).sort(), ['/pets', '/pets/{petId}'])
   })
 
-  it('requires bearer auth on every operation and documents a 401 with the Error body for each', () => {
+  it('requires bearer auth on every operation, names the scope each needs, and documents a 401 with the Error body for each', () => {
     assert.deepEqual(openapi.components.securitySchemes.bearerAuth, {
       type: 'http',
       scheme: 'bearer',
       description: openapi.components.securitySchemes.bearerAuth.description,
     })
-    for (const operation of [openapi.paths['/pets'].get, openapi.paths['/pets'].post, openapi.paths['/pets/{petId}'].get]) {
-      assert.deepEqual(operation.security, [{ bearerAuth: [] }])
+    assert.match(
+      openapi.components.securitySchemes.bearerAuth.description,
+      /`read` \(listPets, getPet\) or `write` \(also createPet/,
+    )
+    const scopes: Array<[any, string]> = [
+      [openapi.paths['/pets'].get, 'read'],
+      [openapi.paths['/pets'].post, 'write'],
+      [openapi.paths['/pets/{petId}'].get, 'read'],
+    ]
+    for (const [operation, scope] of scopes) {
+      assert.deepEqual(operation.security, [{ bearerAuth: [scope] }], operation.operationId)
       assert.equal(operation.responses['401'].content['application/json'].schema.$ref, '#/components/schemas/Error')
     }
+  })
+
+  it('documents the 403 insufficient_scope of createPet with its RFC 6750 challenge, and no 403 where any key will do', () => {
+    const forbidden = openapi.paths['/pets'].post.responses['403']
+    assert.equal(forbidden.content['application/json'].schema.$ref, '#/components/schemas/Error')
+    assert.match(forbidden.description, /insufficient_scope/)
+    assert.match(forbidden.headers['WWW-Authenticate'].description, /error="insufficient_scope", scope="write"/)
+    assert.equal(openapi.paths['/pets'].get.responses['403'], undefined)
+    assert.equal(openapi.paths['/pets/{petId}'].get.responses['403'], undefined)
   })
 
   it('gives every error response one example per code of its status, with that code and status (not an invented one)', () => {

@@ -14,6 +14,7 @@ import {
   MAX_CACHED_VERDICTS,
   type ReloadScheduler,
 } from '../../src/http/pipeline/key-cache.js'
+import { type ConfiguredKey, DEFAULT_KEY_SCOPE, type KeyGrants } from '../../src/key-grants.js'
 import type { ActiveKeyHash, ApiKeyRecord, ApiKeyStore } from '../../src/store/index.js'
 
 /**
@@ -27,10 +28,10 @@ class MemoryKeyStore implements ApiKeyStore {
   #held: Array<() => void> | undefined
   #failure: Error | undefined
 
-  /** Stores a new generated key (or the one given); returns the key and its id. */
-  create({ key, prefix, hash } = generateApiKey()): { key: string; id: bigint } {
+  /** Stores a new generated key (or the one given) with `grants`; returns the key and its id. */
+  create({ key, prefix, hash } = generateApiKey(), grants: KeyGrants = DEFAULT_GRANTS): { key: string; id: bigint } {
     const id = BigInt(this.#keys.length + 1)
-    this.#keys.push({ id, prefix, hash, revoked: false })
+    this.#keys.push({ id, prefix, hash, ...grants, revoked: false })
     return { key, id }
   }
 
@@ -61,7 +62,7 @@ class MemoryKeyStore implements ApiKeyStore {
     this.#failure = undefined
     const rows = this.#keys
       .filter((key) => !key.revoked && (afterId === undefined || key.id > afterId))
-      .map(({ id, prefix, hash }) => ({ id, prefix, hash }))
+      .map(({ revoked: _revoked, ...key }) => key)
     const answer = () => (failure ? Promise.reject(failure) : Promise.resolve(rows))
     const held = this.#held
     if (!held) return answer()
@@ -109,13 +110,22 @@ function manualScheduler() {
 }
 
 /** A verifier over `store`, its reloads fired by the test, its warnings collected as parsed log lines. */
-async function verifierOver(store: MemoryKeyStore, configuredKeys: string[] = [], options: KeyVerifierOptions = {}) {
+async function verifierOver(store: MemoryKeyStore, configuredKeys: ConfiguredKey[] = [], options: KeyVerifierOptions = {}) {
   const scheduler = manualScheduler()
   const warnings: Array<{ msg: string; err?: { message: string } }> = []
   const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line)) })
   const verifier = await createKeyVerifier(store, configuredKeys, log, { schedule: scheduler.schedule, ...options })
   return { verifier, scheduler, warnings }
 }
+
+/** What a key may do unless told otherwise (scope `write`, the service's rate limit). */
+const DEFAULT_GRANTS: KeyGrants = { scope: DEFAULT_KEY_SCOPE, rateLimit: undefined }
+
+/** The identity of the stored key with id `id` and `grants`. */
+const storedIdentity = (id: bigint, grants: KeyGrants = DEFAULT_GRANTS) => ({ keyId: `key:${id}`, ...grants })
+
+/** An API_KEYS entry of `key` with `grants`. */
+const configuredEntry = (key: string, grants: KeyGrants = DEFAULT_GRANTS): ConfiguredKey => ({ key, ...grants })
 
 /** The verdict, required to be given synchronously (from memory, no lookup). */
 function verifyNow(verifier: KeyVerifier, key: string) {
@@ -136,12 +146,24 @@ describe('key cache (createKeyVerifier)', () => {
     const store = new MemoryKeyStore()
     const stored = store.create()
     const configured = 'configured-key-of-32-characters!'
-    const { verifier } = await verifierOver(store, [configured])
-    assert.deepEqual(verifyNow(verifier, stored.key), { keyId: `key:${stored.id}` })
-    assert.deepEqual(verifyNow(verifier, configured), { keyId: configuredKeyId(configured) })
+    const { verifier } = await verifierOver(store, [configuredEntry(configured)])
+    assert.deepEqual(verifyNow(verifier, stored.key), storedIdentity(stored.id))
+    assert.deepEqual(verifyNow(verifier, configured), { keyId: configuredKeyId(configured), ...DEFAULT_GRANTS })
     assert.equal(verifyNow(verifier, 'x'.repeat(configured.length)), undefined)
     assert.equal(verifyNow(verifier, 'not a key of any configured length'), undefined)
     assert.deepEqual(store.lookups, [undefined], 'only the first load read the store')
+    verifier.close()
+  })
+
+  it("carries each key's scope and rate limit, stored or configured, also for a key read after the last reload", async () => {
+    const store = new MemoryKeyStore()
+    const readOnly = store.create(generateApiKey(), { scope: 'read', rateLimit: 30 })
+    const configured = 'configured-key-of-32-characters!'
+    const { verifier } = await verifierOver(store, [configuredEntry(configured, { scope: 'read', rateLimit: 0 })])
+    assert.deepEqual(verifyNow(verifier, readOnly.key), storedIdentity(readOnly.id, { scope: 'read', rateLimit: 30 }))
+    assert.deepEqual(verifyNow(verifier, configured), { keyId: configuredKeyId(configured), scope: 'read', rateLimit: 0 })
+    const created = store.create(generateApiKey(), { scope: 'write', rateLimit: 5 })
+    assert.deepEqual(await verifyLater(verifier, created.key), storedIdentity(created.id, { scope: 'write', rateLimit: 5 }))
     verifier.close()
   })
 
@@ -192,10 +214,10 @@ describe('key cache (createKeyVerifier)', () => {
     store.release()
     assert.deepEqual(
       await Promise.all(verdicts),
-      [0, 1, 2].map(() => ({ keyId: `key:${key.id}` })),
+      [0, 1, 2].map(() => storedIdentity(key.id)),
     )
     assert.deepEqual(store.lookups, [undefined, 0n], 'one lookup of the keys created since')
-    assert.deepEqual(verifyNow(verifier, key.key), { keyId: `key:${key.id}` })
+    assert.deepEqual(verifyNow(verifier, key.key), storedIdentity(key.id))
     verifier.close()
   })
 
@@ -209,7 +231,7 @@ describe('key cache (createKeyVerifier)', () => {
       const verdict = verifyLater(verifier, key.key)
       store.release()
       assert.equal(await madeUp, undefined)
-      assert.deepEqual(await verdict, { keyId: `key:${key.id}` }, `round ${round}`)
+      assert.deepEqual(await verdict, storedIdentity(key.id), `round ${round}`)
     }
     assert.deepEqual(store.lookups, [undefined, 0n, 0n, 1n, 1n])
     verifier.close()
@@ -227,7 +249,7 @@ describe('key cache (createKeyVerifier)', () => {
     assert.equal(verifyNow(verifier, unknown.key), undefined, 'the refusal stands until the reload')
     assert.deepEqual(store.lookups, [undefined, existing.id], 'no lookup meanwhile')
     await scheduler.fire()
-    assert.deepEqual(verifyNow(verifier, unknown.key), { keyId: `key:${created.id}` })
+    assert.deepEqual(verifyNow(verifier, unknown.key), storedIdentity(created.id))
     verifier.close()
   })
 
@@ -238,8 +260,8 @@ describe('key cache (createKeyVerifier)', () => {
     assert.equal(await verifyLater(verifier, refused.key), undefined)
     const created = store.create(refused)
     const other = store.create()
-    assert.deepEqual(await verifyLater(verifier, other.key), { keyId: `key:${other.id}` })
-    assert.deepEqual(verifyNow(verifier, refused.key), { keyId: `key:${created.id}` })
+    assert.deepEqual(await verifyLater(verifier, other.key), storedIdentity(other.id))
+    assert.deepEqual(verifyNow(verifier, refused.key), storedIdentity(created.id))
     verifier.close()
   })
 
@@ -251,10 +273,10 @@ describe('key cache (createKeyVerifier)', () => {
     const key = store.create()
     const verdict = verifyLater(verifier, key.key)
     store.release([0, 1]) // the reload ends, then the lookup of new keys, which reads again after it
-    assert.deepEqual(await verdict, { keyId: `key:${key.id}` })
+    assert.deepEqual(await verdict, storedIdentity(key.id))
     await reload
     assert.deepEqual(store.lookups, [undefined, undefined, 0n, 0n])
-    assert.deepEqual(verifyNow(verifier, key.key), { keyId: `key:${key.id}` })
+    assert.deepEqual(verifyNow(verifier, key.key), storedIdentity(key.id))
     verifier.close()
   })
 
@@ -266,10 +288,10 @@ describe('key cache (createKeyVerifier)', () => {
     const key = store.create()
     const verdict = verifyLater(verifier, key.key)
     store.release([1, 0]) // the lookup of new keys ends, then the reload that did not see the key
-    assert.deepEqual(await verdict, { keyId: `key:${key.id}` })
+    assert.deepEqual(await verdict, storedIdentity(key.id))
     await reload
     assert.deepEqual(store.lookups, [undefined, undefined, 0n, 0n], 'the key was looked up again after the reload')
-    assert.deepEqual(verifyNow(verifier, key.key), { keyId: `key:${key.id}` })
+    assert.deepEqual(verifyNow(verifier, key.key), storedIdentity(key.id))
     verifier.close()
   })
 
@@ -293,7 +315,7 @@ describe('key cache (createKeyVerifier)', () => {
     const key = store.create()
     store.failNext(new Error('database unreachable'))
     await assert.rejects(verifyLater(verifier, key.key), /database unreachable/)
-    assert.deepEqual(await verifyLater(verifier, key.key), { keyId: `key:${key.id}` })
+    assert.deepEqual(await verifyLater(verifier, key.key), storedIdentity(key.id))
     verifier.close()
   })
 
@@ -312,7 +334,7 @@ describe('key cache (createKeyVerifier)', () => {
       [['reloading API keys failed; keeping the previous set', 'database unreachable']],
     )
     assert.ok(verifyNow(verifier, revoked.key), 'the revocation is not seen yet')
-    assert.deepEqual(verifyNow(verifier, unseen.key), { keyId: `key:${unseen.id}` }, 'the last good set is kept')
+    assert.deepEqual(verifyNow(verifier, unseen.key), storedIdentity(unseen.id), 'the last good set is kept')
     await scheduler.fire()
     assert.equal(verifier.reloadFailures, 1)
     assert.equal(await verifier.verify(revoked.key), undefined, 'the next good reload applies it')
@@ -323,7 +345,7 @@ describe('key cache (createKeyVerifier)', () => {
     assert.equal(MAX_CACHED_VERDICTS, 10_000)
     const store = new MemoryKeyStore()
     const configured = 'configured-key-of-32-characters!'
-    const { verifier } = await verifierOver(store, [configured], { maxCachedVerdicts: 4 })
+    const { verifier } = await verifierOver(store, [configuredEntry(configured)], { maxCachedVerdicts: 4 })
     const unknown = generateApiKey().key
     assert.equal(await verifyLater(verifier, unknown), undefined)
     const madeUp = (i: number) => String(i).padStart(configured.length, '-') // as long as a configured key

@@ -53,11 +53,11 @@ function assertOneLineFailure(result: CliResult, line: RegExp): void {
   assert.doesNotMatch(result.stderr, STACK_FRAME)
 }
 
-/** Rows of `keys list` as objects keyed by its header (ID, NAME, PREFIX, CREATED, REVOKED). */
+/** Rows of `keys list` as objects keyed by its header (ID, NAME, PREFIX, SCOPE, RATE-LIMIT, CREATED, REVOKED). */
 function parseKeyList(stdout: string): Array<Record<string, string>> {
   const [header = '', ...rows] = stdout.trimEnd().split('\n')
   const columns = header.split(/\s{2,}/)
-  assert.deepEqual(columns, ['ID', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'])
+  assert.deepEqual(columns, ['ID', 'NAME', 'PREFIX', 'SCOPE', 'RATE-LIMIT', 'CREATED', 'REVOKED'])
   return rows.map((row) => Object.fromEntries(row.split(/\s{2,}/).map((cell, i) => [columns[i] ?? `extra${i}`, cell])))
 }
 
@@ -66,7 +66,10 @@ function parseCreatedKey(result: CliResult): { id: string; key: string } {
   assert.equal(result.code, 0, result.stderr)
   const lines = result.stdout.trimEnd().split('\n')
   assert.equal(lines.length, 2, result.stdout)
-  const id = /^Created API key (\d+) \(.+\)\. Store it now; it is not shown again:$/.exec(lines[0] ?? '')?.[1]
+  const id =
+    /^Created API key (\d+) \(.+, scope (read|write), rate limit (default|none|\d+\/min)\)\. Store it now; it is not shown again:$/.exec(
+      lines[0] ?? '',
+    )?.[1]
   assert.ok(id, `no id in: ${lines[0]}`)
   const key = lines[1] ?? ''
   assert.match(key, GENERATED_KEY)
@@ -142,7 +145,7 @@ async function execute(db: TestDb, text: string): Promise<void> {
 }
 
 function readApiKeyRows(db: TestDb): Promise<Array<Record<string, unknown>>> {
-  return query(db, 'select name, prefix, hash, revoked_at from api_keys order by id')
+  return query(db, 'select name, prefix, hash, revoked_at, scope, rate_limit from api_keys order by id')
 }
 
 function get(origin: string, key: string | undefined, path = '/v1/pets'): Promise<Response> {
@@ -163,8 +166,12 @@ describe('animal-store CLI', () => {
       [['serve'], /^Usage: animal-store serve \[options\]\n/, ['run the HTTP service']],
       [['migrate'], /^Usage: animal-store migrate \[options\]\n/, ['apply pending database migrations']],
       [['keys'], /^Usage: animal-store keys \[options\] \[command\]\n/, ['create', 'list', 'revoke <id>']],
-      [['keys', 'create'], /^Usage: animal-store keys create \[options\]\n/, ['--name <name>']],
-      [['keys', 'list'], /^Usage: animal-store keys list \[options\]\n/, ['never the key']],
+      [
+        ['keys', 'create'],
+        /^Usage: animal-store keys create \[options\]\n/,
+        ['--name <name>', '--scope <scope>', 'read or write', '--rate-limit <n>'],
+      ],
+      [['keys', 'list'], /^Usage: animal-store keys list \[options\]\n/, ['scope, rate limit', 'never the key']],
       [['keys', 'revoke'], /^Usage: animal-store keys revoke \[options\] <id>\n/, ['the key id']],
       [['copy'], /^Usage: animal-store copy \[options\]\n/, ['--from <url>', '--to <url>', '--replace']],
       [['backup'], /^Usage: animal-store backup \[options\]\n/, ['--to <file>', 'never overwritten', 'pg_dump']],
@@ -198,6 +205,17 @@ describe('animal-store CLI', () => {
       ['API_KEYS', 'short', /^animal-store: API_KEYS entry 1 is not usable/],
       ['API_KEYS', `${CONFIGURED_KEY},s3cret!Value-that-is-long-enough`, /^animal-store: API_KEYS entry 2 is not usable/],
       ['API_KEYS', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', /^animal-store: API_KEYS entry 1 is not usable/],
+      ['API_KEYS', `${CONFIGURED_KEY}:scope=admin`, /^animal-store: API_KEYS entry 1: scope must be read or write\.$/],
+      [
+        'API_KEYS',
+        `${CONFIGURED_KEY}:rate-limit=lots`,
+        /^animal-store: API_KEYS entry 1: rate-limit must be an integer from 0 to 10000000 /,
+      ],
+      [
+        'API_KEYS',
+        `${CONFIGURED_KEY}:scope=read:role=admin`,
+        /^animal-store: API_KEYS entry 1 has a parameter that is not usable: /,
+      ],
       ['API_KEYS_FILE', '/nonexistent/s3cret-keys', /^animal-store: API_KEYS_FILE names a file that cannot be read \(ENOENT\)/],
     ]
     // Each case has its own folder; all start at once, then each is checked in its own test.
@@ -223,7 +241,9 @@ describe('animal-store CLI', () => {
         assert.equal(existsSync(run.db.dbPath), false, 'no database is created')
         const output = result.stdout + result.stderr
         if (variable === 'API_KEYS')
-          for (const key of value.split(',')) assert.equal(output.includes(key), false, `echoes ${key}`)
+          // Neither a key nor a parameter it was given (`scope=read` is in the message's own example).
+          for (const part of value.split(/[,:]/).filter((part) => part !== 'scope=read'))
+            assert.equal(output.includes(part), false, `echoes ${part}`)
         if (variable !== 'API_KEYS_FILE') assert.equal(output.includes('s3cret'), false, 'the output echoes a secret')
       })
     })
@@ -296,9 +316,70 @@ describe('animal-store CLI', () => {
         assert.ok(!Number.isNaN(Date.parse(rows[0]?.CREATED ?? '')), `CREATED is not a time: ${rows[0]?.CREATED}`)
         assert.equal(rows[0]?.REVOKED, '-')
 
+        assert.equal(rows[0]?.SCOPE, 'write', 'a key may create unless told otherwise')
+        assert.equal(rows[0]?.['RATE-LIMIT'], 'default')
         assert.deepEqual(await readApiKeyRows(db), [
-          { name: 'ci', prefix: created.key.slice(0, 12), hash: sha256(created.key), revoked_at: null },
+          {
+            name: 'ci',
+            prefix: created.key.slice(0, 12),
+            hash: sha256(created.key),
+            revoked_at: null,
+            scope: 'write',
+            rate_limit: null,
+          },
         ])
+      } finally {
+        await db.cleanup()
+      }
+    })
+
+    it('keys create --scope read --rate-limit 3 makes a key serve honours: lists 200, creates 403, its own limit in the headers', async () => {
+      const db = await testDatabase(database)
+      try {
+        const env = cliEnv({ DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '1000' })
+        const page = parseCreatedKey(
+          await runCli(['keys', 'create', '--name', 'page', '--scope', 'read', '--rate-limit', '3'], env),
+        )
+        const backend = parseCreatedKey(await runCli(['keys', 'create', '--name', 'backend', '--scope', 'write'], env))
+        const loader = parseCreatedKey(await runCli(['keys', 'create', '--name', 'loader', '--rate-limit', '0'], env))
+        const rows = parseKeyList((await runCli(['keys', 'list'], env)).stdout)
+        assert.deepEqual(
+          rows.map((row) => [row.ID, row.NAME, row.SCOPE, row['RATE-LIMIT']]),
+          [
+            [page.id, 'page', 'read', '3/min'],
+            [backend.id, 'backend', 'write', 'default'],
+            [loader.id, 'loader', 'write', 'none'],
+          ],
+        )
+        const server = await startServe(env)
+        try {
+          const listed = await get(server.origin, page.key)
+          assert.equal(listed.status, 200)
+          assert.equal(listed.headers.get('ratelimit-policy'), 'default;q=3;w=60')
+          const post = (key: string) =>
+            fetch(`${server.origin}/v1/pets`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+            })
+          const refused = await post(page.key)
+          assert.equal(refused.status, 403)
+          assert.equal(
+            refused.headers.get('www-authenticate'),
+            'Bearer realm="animal-store", error="insufficient_scope", scope="write"',
+          )
+          assert.equal(((await refused.json()) as { code: string }).code, 'insufficient_scope')
+          const created = await post(backend.key)
+          assert.equal(created.status, 201)
+          assert.equal(created.headers.get('ratelimit-policy'), 'default;q=1000;w=60')
+          assert.equal((await get(server.origin, page.key)).status, 200, 'the third of 3')
+          assert.equal((await get(server.origin, page.key)).status, 429, 'past its own limit')
+          const unlimited = await get(server.origin, loader.key)
+          assert.equal(unlimited.status, 200)
+          assert.equal(unlimited.headers.get('ratelimit'), null)
+        } finally {
+          await server.stop()
+        }
       } finally {
         await db.cleanup()
       }
@@ -357,6 +438,41 @@ describe('animal-store CLI', () => {
         ['keys', 'create', '--name', 'n'.repeat(101)],
         /^animal-store: --name must be 1 to 100 printable/,
       ],
+      [
+        'keys create gets an unknown --scope',
+        ['keys', 'create', '--name', 'x', '--scope', 'admin'],
+        /^animal-store: --scope must be read or write, not "admin"$/,
+      ],
+      [
+        'keys create gets --scope in upper case',
+        ['keys', 'create', '--name', 'x', '--scope', 'READ'],
+        /^animal-store: --scope must be read or write, not "READ"$/,
+      ],
+      [
+        'keys create gets an empty --scope',
+        ['keys', 'create', '--name', 'x', '--scope', ''],
+        /^animal-store: --scope must be read or write, not ""$/,
+      ],
+      [
+        'keys create gets a negative --rate-limit',
+        ['keys', 'create', '--name', 'x', '--rate-limit=-5'],
+        /^animal-store: --rate-limit must be an integer from 0 to 10000000 \(requests per minute; 0 = no limit\), not "-5"$/,
+      ],
+      [
+        'keys create gets a --rate-limit over the maximum',
+        ['keys', 'create', '--name', 'x', '--rate-limit', '10000001'],
+        /^animal-store: --rate-limit must be an integer from 0 to 10000000 .*, not "10000001"$/,
+      ],
+      [
+        'keys create gets a fractional --rate-limit',
+        ['keys', 'create', '--name', 'x', '--rate-limit', '1.5'],
+        /^animal-store: --rate-limit must be .*, not "1\.5"$/,
+      ],
+      [
+        'keys create gets a --rate-limit that is not a number',
+        ['keys', 'create', '--name', 'x', '--rate-limit', 'lots'],
+        /^animal-store: --rate-limit must be .*, not "lots"$/,
+      ],
     ]
     for (const [when, args, line] of failures) {
       it(`exits non-zero with one "animal-store:" line on stderr when ${when}`, async () => {
@@ -365,6 +481,7 @@ describe('animal-store CLI', () => {
           const result = await runCli(args, cliEnv({ DATABASE_URL: db.url }))
           assertOneLineFailure(result, line)
           assert.doesNotMatch(result.stdout, ANY_GENERATED_KEY)
+          assert.deepEqual(await readApiKeyRows(db).catch(() => []), [], 'no key is stored')
         } finally {
           await db.cleanup()
         }
@@ -483,7 +600,7 @@ describe('animal-store CLI', () => {
           assertNotInFiles(afterStop, key.slice(12))
         }
         assert.deepEqual(await readApiKeyRows(db), [
-          { name: 'first-key', prefix: key.slice(0, 12), hash: sha256(key), revoked_at: null },
+          { name: 'first-key', prefix: key.slice(0, 12), hash: sha256(key), revoked_at: null, scope: 'write', rate_limit: null },
         ])
 
         const second = await startServe(env)

@@ -106,6 +106,12 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) an
           // The upgrade: this release's migrate, then this release beside the previous one.
           const migrated = await runCli(['migrate'], env)
           assert.equal(migrated.code, 0, migrated.stderr)
+          // The previous release still creates keys on the migrated schema; they may create (write)
+          // under the default rate limit, as every key could before.
+          const byPrevious = await runCli(['keys', 'create', '--name', 'by-previous'], env, 15_000, previous)
+          assert.equal(byPrevious.code, 0, byPrevious.stderr)
+          const listed = await runCli(['keys', 'list'], env)
+          assert.match(listed.stdout, /^\d+\s+by-previous\s+ask_\S+\s+write\s+default\s/m, listed.stdout)
           await load.more(old.origin, 20)
           const current = await serve()
           targets.push(current.origin)

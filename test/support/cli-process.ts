@@ -97,9 +97,12 @@ export async function within<T>(promise: Promise<T>, ms: number, message: string
   }
 }
 
-/** Runs `node dist/cli.js ...args` to completion; SIGKILLs it (by PID) and fails after `timeoutMs`. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 15_000): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Runs `node dist/cli.js ...args` (or another release's `cli`) to completion; SIGKILLs it (by PID) and
+ * fails after `timeoutMs`.
+ */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 15_000, cli = CLI): Promise<CliResult> {
+  const child = spawn(process.execPath, [cli, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
+import { createKey } from '../../../src/commands/keys.js'
 import { MAX_PAGE_LIMIT } from '../../../src/schemas.js'
 import { type AnimalStoreClient, AnimalStoreError, createClient, type Pet } from '../src/index.js'
 
@@ -97,6 +98,21 @@ describeEachDatabase('TypeScript client', (database) => {
     assert.equal(error.status, 401)
     assert.equal(error.code, 'invalid_api_key')
     assert.match(error.requestId ?? '', /\S/)
+  })
+
+  it('with a read-only key lists and reads, and createPet throws AnimalStoreError 403 insufficient_scope at once', async () => {
+    const { key } = await createKey(server.store.apiKeys, 'browser page', { scope: 'read', rateLimit: undefined })
+    const retries: unknown[] = []
+    const page = createClient({ baseUrl: `${server.origin}/v1`, apiKey: key, onRetry: (retry) => void retries.push(retry) })
+    const first = created[0] as Pet
+    assert.deepEqual(await page.getPet(first.id), first)
+    assert.equal((await page.listPets({ limit: 1 })).pets.length, 1)
+    const error = await rejection(() => page.createPet({ name: 'from a page', categoryId: 1n }))
+    assert.equal(error.status, 403)
+    assert.equal(error.code, 'insufficient_scope')
+    assert.equal(error.headers.get('www-authenticate'), 'Bearer realm="animal-store", error="insufficient_scope", scope="write"')
+    assert.match(error.idempotencyKey ?? '', /\S/)
+    assert.deepEqual(retries, [], 'a 403 is not retried')
   })
 
   it('throws AnimalStoreError 400 invalid_request with details naming each failing field', async () => {

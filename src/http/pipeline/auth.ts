@@ -1,6 +1,8 @@
 // RFC 6750 bearer authentication (docs/specification.md, Authentication) for every route not
-// marked public, checked in the one onRequest step (request-pipeline.ts), before routing outcomes
-// (404/405), parsing and validation. A key seen since the last reload is answered synchronously (key-cache.ts).
+// marked public, and the key's scope for the route's operation, checked in the one onRequest step
+// (request-pipeline.ts), before routing outcomes (404/405), parsing and validation. A key seen since
+// the last reload is answered synchronously (key-cache.ts).
+import { grants, type KeyScope } from '../../key-grants.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity, KeyVerifier } from './key-cache.js'
 
@@ -16,6 +18,11 @@ const MISSING_CHALLENGE = { 'www-authenticate': REALM, connection: 'close' }
 const INVALID_CHALLENGE = {
   'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"`,
   connection: 'close',
+}
+
+/** The RFC 6750 §3.1 challenge of a 403 `insufficient_scope`, naming the scope the operation needs. */
+export function insufficientScopeChallenge(required: KeyScope): string {
+  return `${REALM}, error="insufficient_scope", scope="${required}"`
 }
 
 /** The two WWW-Authenticate values a 401 carries (openapi.json lists them). */
@@ -40,4 +47,16 @@ export function authenticate(header: string | undefined, verifier: KeyVerifier):
 function admitted(identity: KeyIdentity | undefined): KeyIdentity {
   if (!identity) throw new ApiError('invalid_api_key', { headers: INVALID_CHALLENGE })
   return identity
+}
+
+/**
+ * ApiError `insufficient_scope` (403) when the key's scope does not include `required` (RFC 6750
+ * §3.1: `error="insufficient_scope"` and the `scope` the operation needs, in the challenge), else
+ * undefined. `required` undefined: any valid key will do.
+ */
+export function authorize(identity: KeyIdentity, required: KeyScope | undefined): ApiError | undefined {
+  if (required === undefined || grants(identity.scope, required)) return undefined
+  return new ApiError('insufficient_scope', {
+    headers: { 'www-authenticate': insufficientScopeChallenge(required) },
+  })
 }

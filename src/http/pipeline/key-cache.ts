@@ -3,18 +3,27 @@
 // so that a key seen since the last reload is answered synchronously and the database stays off the hot path.
 import type { FastifyBaseLogger } from 'fastify'
 import { displayPrefix, hashApiKey, hashesEqual, isGeneratedKey } from '../../api-keys.js'
+import type { ConfiguredKey, KeyScope } from '../../key-grants.js'
 import type { ActiveKeyHash, ApiKeyStore } from '../../store/index.js'
 
 /** Pause (ms) between the end of one reload of stored keys and the next: with the reload query, the bound on a revocation taking effect. */
 export const KEY_REFRESH_MS = 2000
 
-/** Who a valid key belongs to, as logs and the rate limiter see it: never the key itself. */
+/**
+ * Who a valid key belongs to, as logs and the rate limiter see it (never the key itself), and what
+ * it may do: its scope and its own rate limit (key-grants.ts).
+ */
 export interface KeyIdentity {
   /**
    * `key:ID` for a stored key (its id in `keys list`); `API_KEYS:` and the first CONFIGURED_KEY_ID_HEX
-   * hex digits of its SHA-256 for a configured one, so the id follows the key, not its place in the list.
+   * hex digits of its SHA-256 for a configured one, so the id follows the key, not its place in the list
+   * (nor its scope or rate limit).
    */
   readonly keyId: string
+  /** The operations it may use (RFC 6750 §3 `scope`). */
+  readonly scope: KeyScope
+  /** Its own requests per minute; undefined = RATE_LIMIT_PER_MINUTE, 0 = no limit. */
+  readonly rateLimit: number | undefined
 }
 
 /**
@@ -63,8 +72,9 @@ interface KeySet {
 }
 
 function addKeys(set: KeySet, keys: ActiveKeyHash[]): void {
-  for (const { id, prefix, hash } of keys) {
-    set.stored.set(prefix, [...(set.stored.get(prefix) ?? []), { hash, identity: { keyId: `key:${id}` } }])
+  for (const { id, prefix, hash, scope, rateLimit } of keys) {
+    const identity: KeyIdentity = { keyId: `key:${id}`, scope, rateLimit }
+    set.stored.set(prefix, [...(set.stored.get(prefix) ?? []), { hash, identity }])
     if (id > set.lastId) set.lastId = id
   }
 }
@@ -230,20 +240,20 @@ async function lookUpNewKey(
  * new key works at once however many made-up keys arrive with it, and those cost at most one small
  * query in flight. `configuredKeys` (API_KEYS) are hashed here and never
  * stored. Hashes are compared in constant time. Resolves once the first load is done; rejects if the
- * store cannot be read.
+ * store cannot be read. Each identity carries its key's scope and rate limit, stored or configured.
  */
 export async function createKeyVerifier(
   store: ApiKeyStore,
-  configuredKeys: readonly string[],
+  configuredKeys: readonly ConfiguredKey[],
   log: FastifyBaseLogger,
   options: KeyVerifierOptions = {},
 ): Promise<KeyVerifier> {
   // A key that is neither generated (`ask_…`) nor as long as a configured one cannot be valid: it is
   // refused without hashing or caching, so long made-up tokens cannot fill the verdict cache.
-  const configuredLengths = new Set(configuredKeys.map((key) => key.length))
-  const configured: StoredKey[] = configuredKeys.map((key) => ({
+  const configuredLengths = new Set(configuredKeys.map(({ key }) => key.length))
+  const configured: StoredKey[] = configuredKeys.map(({ key, scope, rateLimit }) => ({
     hash: hashApiKey(key),
-    identity: { keyId: configuredKeyId(key) },
+    identity: { keyId: configuredKeyId(key), scope, rateLimit },
   }))
   const maxVerdicts = options.maxCachedVerdicts ?? MAX_CACHED_VERDICTS
   const set: KeySet = { stored: new Map(), lastId: 0n, generation: 0, verdicts: new Map(), maxVerdicts }

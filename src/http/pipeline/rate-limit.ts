@@ -58,8 +58,8 @@ function rateLimited(resetSeconds: number, options: { message?: string; headers?
 export type Refusal = ApiError | undefined | Promise<ApiError | undefined>
 
 /**
- * Counts one request of `client` (an API key's id) against `perMinute` requests per window (the
- * key's own limit, or RATE_LIMIT_PER_MINUTE) and sets the RateLimit fields on `reply`; refuses with
+ * Counts one request of `client` (an API key's id) against `perMinute` requests per window (at
+ * least 1: the key's own limit, else RATE_LIMIT_PER_MINUTE) and sets the RateLimit fields on `reply`; refuses with
  * ApiError `rate_limited` (with Retry-After, in seconds) once the client is past its quota.
  */
 export type RateLimiter = (client: string, perMinute: number, reply: FastifyReply) => Refusal

@@ -1,7 +1,7 @@
 // What every request goes through besides its handler, folded into three steps, each synchronous
 // when it can be (every hook that returns a promise costs a microtask turn, docs/benchmarks.md):
-// onRequest (the route's fixed headers, the Host check, authentication, the rate limit and the
-// early 404/405), onSend (the request id, closing the connection when needed, lingering after an
+// onRequest (the route's fixed headers, the Host check, authentication, the rate limit, the early
+// 404/405 and the key's scope), onSend (the request id, closing the connection when needed, lingering after an
 // early answer), and onResponse (the one log line and the metrics, handed to request-record.ts).
 import type {
   FastifyBaseLogger,
@@ -13,12 +13,13 @@ import type {
   onRouteHookHandler,
   onSendHookHandler,
 } from 'fastify'
+import { isKeyScope, KEY_SCOPES, type KeyScope } from '../../key-grants.js'
 import { lingerOnClose } from '../connection/lingering-close.js'
 import { continueIfExpected, hasUnreadBody, missingHost } from '../connection/protocol.js'
 import { ApiError } from '../errors.js'
 import type { RequestRecorder } from '../observability/request-record.js'
 import { API_HEADERS, API_PREFIX } from './api-headers.js'
-import { authenticate } from './auth.js'
+import { authenticate, authorize } from './auth.js'
 import { clientAddress } from './client-address.js'
 import type { KeyIdentity, KeyVerifier } from './key-cache.js'
 import type { AuthFailureLimiter, RateLimiter, Refusal } from './rate-limit.js'
@@ -31,6 +32,8 @@ declare module 'fastify' {
     headers?: Record<string, string>
     /** The route's request-line logger: its fixed fields (`method`, `route`) serialized once, as pino child bindings. */
     requestLog?: FastifyBaseLogger
+    /** The scope a key needs for the route, from its OpenAPI security requirement; undefined: any valid key. */
+    scope?: KeyScope
   }
   interface FastifyRequest {
     /** The authenticated key (null on public routes and before authentication). */
@@ -40,13 +43,12 @@ declare module 'fastify' {
 
 /**
  * What the pipeline needs. `notFound` is the 404/405 error for a request no route answers; `limit`
- * counts requests per API key (`rateLimitPerMinute` each), `limitAuthFailures` failed
- * authentications per client address.
+ * counts requests per API key, each against its own rate limit or else `rateLimitPerMinute`
+ * (RATE_LIMIT_PER_MINUTE; 0 = none), `limitAuthFailures` failed authentications per client address.
  */
 export interface PipelineOptions {
   keys: KeyVerifier
-  limit: RateLimiter | undefined
-  /** Requests per API key per minute (RATE_LIMIT_PER_MINUTE). */
+  limit: RateLimiter
   rateLimitPerMinute: number
   limitAuthFailures: AuthFailureLimiter | undefined
   notFound: (request: FastifyRequest) => ApiError
@@ -76,30 +78,55 @@ export function installRequestPipeline(app: FastifyInstance, options: PipelineOp
 /**
  * The API's fixed headers join each /v1 route's own fixed headers once, at registration, so the
  * first step sets them with the rest and no request pays for deciding; likewise the fixed fields of
- * the route's log line are serialized once, into a child logger's bindings.
+ * the route's log line are serialized once, into a child logger's bindings, and the scope the route
+ * needs is read once from its OpenAPI security requirement, so the contract and the check agree.
  */
 function fixRouteParts(logger: FastifyBaseLogger): onRouteHookHandler {
   return (route) => {
     const headers = route.url.startsWith(API_PREFIX) ? { ...API_HEADERS, ...route.config?.headers } : route.config?.headers
     const requestLog = typeof route.method === 'string' ? logger.child({ method: route.method, route: route.url }) : undefined
-    route.config = { ...route.config, ...(headers && { headers }), ...(requestLog && { requestLog }) }
+    const scope = requiredScope(route.url, route.schema?.security)
+    route.config = { ...route.config, ...(headers && { headers }), ...(requestLog && { requestLog }), ...(scope && { scope }) }
   }
 }
 
-/** The first step: the route's fixed headers, the Host check, authentication, the rate limit, the early 404/405. */
+/**
+ * The scope a route's security requirements (OpenAPI 3.1 §4.8.30: every scope listed is needed) ask
+ * of a key: the greatest of them, as each scope includes the ones before it; undefined when they name
+ * none. Throws at registration for a scope KEY_SCOPES does not have.
+ */
+function requiredScope(
+  url: string,
+  security: ReadonlyArray<Record<string, readonly string[]>> | undefined,
+): KeyScope | undefined {
+  const named = (security ?? []).flatMap((requirement) => Object.values(requirement).flat())
+  const unknown = named.find((scope) => !isKeyScope(scope))
+  if (unknown !== undefined)
+    throw new Error(`route ${url} needs scope "${unknown}", which is not one of ${KEY_SCOPES.join(', ')}`)
+  return KEY_SCOPES.findLast((scope) => named.includes(scope))
+}
+
+/**
+ * The first step: the route's fixed headers, the Host check, authentication, the rate limit, the
+ * early 404/405, the key's scope. A key refused for its scope was authenticated, so it is counted
+ * against its rate limit as any request with a valid key is; nothing of the request (body,
+ * Idempotency-Key) is read.
+ */
 function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, notFound }: PipelineOptions): onRequestHookHandler {
   const proceed = (request: FastifyRequest, reply: FastifyReply, limited: ApiError | undefined): ApiError | undefined => {
     // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
     // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
     const unrouted = request.is404 || request.method === 'OPTIONS'
-    const refusal = limited ?? (unrouted ? notFound(request) : undefined)
+    const refusal =
+      limited ?? (unrouted ? notFound(request) : authorize(request.apiKey as KeyIdentity, request.routeOptions.config.scope))
     // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
     if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
     return refusal
   }
   const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): Refusal => {
     request.apiKey = identity
-    const limited = limit?.(identity.keyId, rateLimitPerMinute, reply)
+    const perMinute = identity.rateLimit ?? rateLimitPerMinute
+    const limited = perMinute > 0 ? limit(identity.keyId, perMinute, reply) : undefined
     return limited instanceof Promise
       ? limited.then((settled) => proceed(request, reply, settled))
       : proceed(request, reply, limited)

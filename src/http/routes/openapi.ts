@@ -111,7 +111,8 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key: `ask_` followed by 43 base64url characters, or one configured in API_KEYS.',
+            description:
+              "An API key: `ask_` followed by 43 base64url characters, or one configured in API_KEYS. Each key has a scope, and each operation's security requirement names the scope it needs: `read` (listPets, getPet) or `write` (also createPet; a key's scope unless it was created with `--scope read`). A key without the scope gets 403 `insufficient_scope`. A key in a browser page is public: give pages `read` keys.",
           },
         },
       },

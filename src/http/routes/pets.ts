@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { INT64_MIN, toBigInt } from '../../int64.js'
+import type { KeyScope } from '../../key-grants.js'
 import {
   DEFAULT_PAGE_LIMIT,
   DEFAULT_PET_STATUS,
@@ -45,7 +46,9 @@ export interface PetRoutesOptions {
 
 /** The media type of the Pet and Pets bodies (RFC 8259: JSON is UTF-8). */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
-const SECURITY = [{ bearerAuth: [] }]
+// The scope each operation needs (key-grants.ts): the request pipeline enforces what these say.
+const READ: Array<Record<string, KeyScope[]>> = [{ bearerAuth: ['read'] }]
+const WRITE: Array<Record<string, KeyScope[]>> = [{ bearerAuth: ['write'] }]
 /** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
 
@@ -71,7 +74,7 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         description:
           'Returns animals ordered by `id` ascending, at most `limit` of them, optionally only those with one `status`. The body is a bare array; when more animals follow, the `Link` header carries the next page (`rel="next"`).',
         tags: ['pets'],
-        security: SECURITY,
+        security: READ,
         querystring: Query,
         headers: ConditionalHeaders,
         response: {
@@ -116,7 +119,7 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
         description:
           'Adds an animal and returns it with its assigned `id`. `status` defaults to `available`. Unknown fields are rejected. The 201 is sent only after the animal is durably stored. With an `Idempotency-Key`, a retry of the same request returns the first response instead of adding another animal.',
         tags: ['pets'],
-        security: SECURITY,
+        security: WRITE,
         querystring: NO_QUERY,
         headers: IdempotencyHeaders,
         body: { $ref: 'NewPet' },
@@ -130,7 +133,7 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
               { enum: ['true'] },
             ),
           }),
-          ...errorResponses([400, 401, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
+          ...errorResponses([400, 401, 403, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
         },
       },
     },
@@ -175,7 +178,7 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
         description: `Deprecated: announced for removal on 5 December 2030 (Sunset: ${SUNSET_DATE}). Use \`GET /pets\` with the \`status\` filter instead. Every response of this operation carries the Deprecation, Sunset and successor-version Link headers.`,
         deprecated: true,
         tags: ['pets'],
-        security: SECURITY,
+        security: READ,
         querystring: NO_QUERY,
         params: PetIdParams,
         headers: ConditionalHeaders,

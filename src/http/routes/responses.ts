@@ -4,10 +4,11 @@
 import { maxHeaderSize } from 'node:http'
 import { Type } from '@sinclair/typebox'
 import { URL_MAX_LENGTH } from '../../config-variables.js'
+import { KEY_SCOPES } from '../../key-grants.js'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
 import { API_HEADERS } from '../pipeline/api-headers.js'
-import { CHALLENGES } from '../pipeline/auth.js'
+import { CHALLENGES, insufficientScopeChallenge } from '../pipeline/auth.js'
 import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'
 import { MAX_REQUEST_ID_LENGTH } from '../pipeline/request-id.js'
 
@@ -29,6 +30,7 @@ export function header(description: string, limits: HeaderLimits = {}): Header {
 const WHEN: Partial<Record<number, string>> = {
   400: 'The request has missing or invalid values (`invalid_request`, with `details`) or a body that is not JSON (`invalid_json`).',
   401: 'The API key is missing (`missing_api_key`) or not valid (`invalid_api_key`).',
+  403: 'The API key is valid but its scope does not allow this operation (`insufficient_scope`): a `read` key cannot create. Nothing was done.',
   404: 'No animal with that identifier (`pet_not_found`).',
   408: 'The request did not arrive in time (`request_timeout`); the connection is closed.',
   409: 'A request with the same `Idempotency-Key` is still being processed (`idempotency_key_in_flight`); retry after `Retry-After` seconds.',
@@ -73,7 +75,7 @@ const RETRY_AFTER_LIMITS = { maxLength: 3, pattern: '^[0-9]+$' }
 
 /**
  * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
- * before the request was read), while RATE_LIMIT_PER_MINUTE is not 0.
+ * before the request was read), while the key's rate limit (its own, else RATE_LIMIT_PER_MINUTE) is not 0.
  */
 // RATE_LIMIT_PER_MINUTE is at most 10,000,000 (8 digits) and a window 60 s.
 const RATE_LIMIT: Record<string, Header> = {
@@ -82,7 +84,7 @@ const RATE_LIMIT: Record<string, Header> = {
     { maxLength: 23, pattern: '^default;r=[0-9]{1,8};t=[0-9]{1,2}$' },
   ),
   'RateLimit-Policy': header(
-    'draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window.',
+    "draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's.",
     { maxLength: 23, pattern: '^default;q=[0-9]{1,8};w=60$' },
   ),
 }
@@ -99,6 +101,12 @@ const HEADERS: Partial<Record<number, Record<string, Header>>> = {
     'Retry-After': header(
       'RFC 9110 §10.2.3: seconds until the window resets and requests are counted again.',
       RETRY_AFTER_LIMITS,
+    ),
+  },
+  403: {
+    'WWW-Authenticate': header(
+      'RFC 6750 §3.1 challenge: `Bearer realm="animal-store", error="insufficient_scope", scope="write"`, naming the scope the operation needs.',
+      { enum: KEY_SCOPES.map(insufficientScopeChallenge) },
     ),
   },
   503: { 'Retry-After': header('RFC 9110 §10.2.3: seconds to wait before retrying.', RETRY_AFTER_LIMITS) },

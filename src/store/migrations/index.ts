@@ -7,6 +7,7 @@ import * as createApiKeys from './0002-create-api-keys.js'
 import * as createIdempotencyKeys from './0003-create-idempotency-keys.js'
 import * as createServiceSecrets from './0004-create-service-secrets.js'
 import * as keepPetIdOfIdempotencyKeys from './0005-keep-pet-id-of-idempotency-keys.js'
+import * as addApiKeyScopeAndRateLimit from './0006-add-api-key-scope-and-rate-limit.js'
 import * as countIdempotencyRecords from './0007-count-idempotency-records.js'
 
 /** The migrations Kysely's Migrator applies (store/migrate.ts), keyed by name; names sort in apply order. */
@@ -16,5 +17,6 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003-create-idempotency-keys': createIdempotencyKeys,
   '0004-create-service-secrets': createServiceSecrets,
   '0005-keep-pet-id-of-idempotency-keys': keepPetIdOfIdempotencyKeys,
+  '0006-add-api-key-scope-and-rate-limit': addApiKeyScopeAndRateLimit,
   '0007-count-idempotency-records': countIdempotencyRecords,
 }

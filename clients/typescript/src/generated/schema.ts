@@ -104,7 +104,7 @@ export interface components {
              * @description Machine-readable, stable error code (the catalog is in the README).
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+            code: "invalid_request" | "invalid_json" | "missing_api_key" | "invalid_api_key" | "insufficient_scope" | "not_found" | "pet_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_in_flight" | "body_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "headers_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
             /** @description Human-readable description. */
             message: string;
             /**
@@ -130,7 +130,7 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets. */
         RateLimit: string;
-        /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, the quota per key per 60-second window. */
+        /** @description draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's. */
         "RateLimit-Policy": string;
         /** @description RFC 6750 challenge: `Bearer realm="animal-store"`, plus `error="invalid_token"` for a wrong key. */
         "WWW-Authenticate": "Bearer realm=\"animal-store\"" | "Bearer realm=\"animal-store\", error=\"invalid_token\", error_description=\"The API key is not valid\"";
@@ -361,6 +361,23 @@ export interface operations {
                     "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is valid but its scope does not allow this operation (`insufficient_scope`): a `read` key cannot create. Nothing was done. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description RFC 6750 §3.1 challenge: `Bearer realm="animal-store", error="insufficient_scope", scope="write"`, naming the scope the operation needs. */
+                    "WWW-Authenticate"?: "Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"read\"" | "Bearer realm=\"animal-store\", error=\"insufficient_scope\", scope=\"write\"";
                     [name: string]: unknown;
                 };
                 content: {

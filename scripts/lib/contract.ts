@@ -42,6 +42,12 @@ const SERVICE_HEADERS = [
   'etag',
 ]
 
+/** A response's Header Object, itself or the components/headers entry it refers to. */
+function headerObject(header: { $ref?: string; schema?: object }): { schema?: object } {
+  const name = header.$ref?.slice('#/components/headers/'.length)
+  return name === undefined ? header : openapi.components.headers[name]
+}
+
 /** A response as the test client saw it. */
 export interface SeenResponse {
   status: number
@@ -68,7 +74,9 @@ export function assertMatchesContract(method: string, path: string, response: Se
       assert.ok(names.has(name), `${where}: header ${name} not documented on this response of ${operation.operationId}`)
       // The value keeps to the documented limits (maxLength, pattern, enum).
       const documentedName = Object.keys(documented.headers).find((header) => header.toLowerCase() === name) as string
-      const validate = ajv.compile(documented.headers[documentedName].schema)
+      const { schema } = headerObject(documented.headers[documentedName])
+      assert.ok(schema, `${where}: header ${name} is documented without a schema`)
+      const validate = ajv.compile(schema)
       const value = response.headers.get(name)
       assert.ok(
         validate(value),

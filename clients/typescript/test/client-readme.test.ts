@@ -61,7 +61,7 @@ describe('README: TypeScript client example', () => {
     const client = readFileSync(new URL('clients/typescript/README.md', root), 'utf8')
     const names = new Set<string>()
     for (const text of [readme, client, example]) {
-      for (const [, name] of text.matchAll(/Bearer \$\{?(\w+)/g)) names.add(name as string)
+      for (const [, name] of text.matchAll(/Bearer \$\{?(?:process\.env\.)?(\w+)/g)) names.add(name as string)
       for (const [, name] of text.matchAll(/export (\w+)=ask_/g)) names.add(name as string)
       for (const [, name] of text.matchAll(/apiKey: [^,\n]*process\.env\.(\w+)/g)) names.add(name as string)
       for (const [, name] of text.matchAll(/"\$(\w*KEY\w*)"/g)) names.add(name as string)

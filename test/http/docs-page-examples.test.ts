@@ -130,7 +130,7 @@ describeEachDatabase('/docs in a browser: every request example executes as writ
       await tooMany.locator('td.header-col', { hasText: /^Retry-After$/ }).waitFor()
       assert.match(
         await tooMany.locator('.headers-shared').innerText(),
-        /^Headers: X-Request-Id, Cache-Control, X-Content-Type-Options, RateLimit, RateLimit-Policy /,
+        /^Headers: X-Request-Id, Cache-Control, X-Content-Type-Options, Access-Control-Allow-Origin, RateLimit, RateLimit-Policy /,
       )
       // An error response's Error body opens on demand, with its examples.
       const invalid = createPet.locator('.responses-wrapper tr.response[data-code="400"]')

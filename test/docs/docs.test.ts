@@ -136,6 +136,18 @@ describe('the repository cites only itself', () => {
   })
 })
 
+describe('the README', () => {
+  it('names every Debian package scripts/install-test-tools.sh installs for the tests', () => {
+    const list = /^required=\(([^)]*)\)/m.exec(read('scripts/install-test-tools.sh'))?.[1] ?? ''
+    const packages = list.split(/\s+/).map((entry) => entry.split(':')[1])
+    assert.ok(packages.length >= 6, `the script's list: ${list}`)
+    const sentence = read('README.md').replaceAll(/\s+/g, ' ')
+    const named = /installs with apt-get when missing \([^)]*\): ([^(]*)\(scripts\/install-test-tools\.sh\)/.exec(sentence)?.[1]
+    assert.ok(named, 'the README says which programs `npm test` installs')
+    for (const name of packages) assert.match(named, new RegExp(`\\b${name}\\b`), `README: ${name}`)
+  })
+})
+
 describe('docs/specification.md', () => {
   const spec = read('docs/specification.md')
 

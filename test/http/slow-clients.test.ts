@@ -19,12 +19,14 @@ const SLACK_MS = 1500
 /** Every normal request (new connection, GET, body read) must be answered within this while slow clients hang on. */
 const NORMAL_BOUND_MS = 500
 /**
- * The same bound while thousands of idle connections come and go. Node closes every connection past headersTimeout in
+ * The bound while thousands of idle connections come and go. Node closes every connection past headersTimeout in
  * one synchronous pass of its connection check, so all of them at once here: measured on 2 cores, that pass holds the
- * service's event loop for 0.13–0.41 s per 2000 connections (the diagnostic shows the service's own event-loop delay
- * from GET /metrics), and a request arriving then waits for it. 500 ms would make this test flaky, not the service safer.
+ * service's event loop for 0.13–0.41 s per 2000 connections when the test runs alone, and up to 1.8 s while the suite
+ * runs another file beside it (the diagnostic shows the service's own event-loop delay from GET /metrics); a request
+ * arriving then waits for it. What this bound catches is a normal request kept waiting until the idle connections are
+ * closed (about 6 s after they opened), so it stays well under that, above the pass.
  */
-const IDLE_FLOOD_BOUND_MS = 1000
+const IDLE_FLOOD_BOUND_MS = 2500
 /** The normal client sends one request (on a new connection) every this many ms. */
 const NORMAL_PACE_MS = 50
 const IDLE_CONNECTIONS = 2000

@@ -114,16 +114,23 @@ function SharedHeadersOnce(system) {
           if (!props.headers || !props.headers.filter) return h(Original, props)
           var own = props.headers.filter(function (header) { return !isShared(header) })
           var names = props.headers.filter(isShared).keySeq().toArray()
+          var Markdown = props.getComponent('Markdown', true)
+          // An error response (props.compact) lists its own headers one a line, not as a table.
+          var ownLines = own.entrySeq().toArray().map(function (entry) {
+            return h('p', { className: 'headers-own', key: entry[0] }, h('code', null, entry[0]), ' ',
+              h(Markdown, { source: entry[1].get('description') || '' }))
+          })
           return h('div', null,
-            names.length ? h('p', { className: 'headers-shared' }, 'Headers: ' + names.join(', ') + ' (described at the top).') : null,
-            own.size ? h(Original, Object.assign({}, props, { headers: own })) : null)
+            names.length ? h('p', { className: 'headers-shared' }, 'Headers: ' + names.join(', ')) : null,
+            own.size ? (props.compact ? ownLines : h(Original, Object.assign({}, props, { headers: own }))) : null)
         }
       },
     },
   }
 }
-// An error response shows its status, when it is sent and its headers; its Error body (the same
-// shape everywhere, one example per code) opens on demand, so an opened operation fits a screen or two.
+// An error response shows its status and when it is sent on one line, then its headers, in a few
+// lines (PAGE_STYLE); its Error body (the same shape everywhere, one example per code) opens on
+// demand, so an opened operation fits a screen or two.
 function ErrorBodiesOnDemand(system) {
   var h = system.React.createElement
   return {
@@ -137,9 +144,12 @@ function ErrorBodiesOnDemand(system) {
           return h('tr', { className: 'response ' + (props.className || ''), 'data-code': props.code },
             h('td', { className: 'response-col_status' }, props.code),
             h('td', { className: 'response-col_description' },
-              h('div', { className: 'response-col_description__inner' }, h(Markdown, { source: props.response.get('description') })),
-              h('button', { type: 'button', className: 'btn error-body-show', onClick: function () { opened[1](true) } }, 'Show the Error body'),
-              props.response.get('headers') ? h(Headers, { headers: props.response.get('headers'), getComponent: props.getComponent }) : null),
+              h('div', { className: 'response-col_description__inner error-line' },
+                h(Markdown, { source: props.response.get('description') }),
+                h('button', { type: 'button', className: 'btn error-body-show', onClick: function () { opened[1](true) } }, 'Show the Error body')),
+              props.response.get('headers')
+                ? h(Headers, { headers: props.response.get('headers'), getComponent: props.getComponent, compact: true })
+                : null),
             h('td', { className: 'response-col_links' }))
         }
       },
@@ -223,6 +233,19 @@ async function loadAssets(): Promise<Map<string, Asset>> {
   ])
 }
 
+// Swagger UI's layout made denser where our plugins render (INITIALIZER): an error response's
+// description and button share a line, header lines are small, and the request body's editor is
+// as tall as the examples rather than 280 px.
+const PAGE_STYLE = [
+  '.swagger-ui .error-line{display:flex;gap:1em;align-items:baseline}',
+  '.swagger-ui .error-line .btn{padding:2px 10px;font-size:12px;white-space:nowrap}',
+  '.swagger-ui .headers-shared,.swagger-ui .headers-own{margin:4px 0 0;font-size:12px}',
+  '.swagger-ui .headers-own code{font-weight:600;margin-right:.5em}',
+  '.swagger-ui .headers-own div,.swagger-ui .headers-own p{display:inline;margin:0}',
+  '.swagger-ui table tbody tr.response td{padding-top:6px}',
+  '.swagger-ui .body-param textarea{min-height:96px}',
+].join('')
+
 // Only this origin: scripts and styles from the files above (Swagger UI also sets style
 // attributes, hence 'unsafe-inline' for styles only), images from the stylesheet's data: icons,
 // requests to the service itself (the document and "Try it out").
@@ -247,6 +270,7 @@ function page(assets: Map<string, Asset>): string {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Animal Store API reference</title>
     <link rel="stylesheet" href="${href('swagger-ui.css')}">
+    <style>${PAGE_STYLE}</style>
     <link rel="icon" type="image/png" href="${href('favicon-32x32.png')}">
   </head>
   <body>

@@ -2,7 +2,7 @@
 // If-None-Match evaluated against it, so a client that holds the current representation gets 304 and
 // no body. Our own code rather than @fastify/etag: that plugin compares If-None-Match as a single tag
 // (no lists, no `*`) and tags every response, errors included.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { Negotiator } from '@fastify/accept-negotiator'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { COMPRESSION_THRESHOLD_BYTES, CONTENT_CODINGS, type ContentCoding } from './compression.js'
@@ -17,28 +17,27 @@ const HASH_LENGTH = 22
 export const ETAG_MAX_LENGTH = HASH_LENGTH + 2 + Math.max(...CONTENT_CODINGS.map((coding) => coding.length + 1))
 
 /**
- * The hash of a representation's data, from everything that makes it up (the body, and a header
- * such as a page's `Link` that a cached copy must also get right), separated so that no two lists
- * of parts give the same input.
+ * The hash of a representation's data: its `body`, and `header`, a header such as a page's `Link`
+ * that a cached copy must also get right. The header goes first with its length, so that no two
+ * pairs give the same input. One call of SHA-256 over one string: a page's tag costs about 2 µs
+ * (an incremental hash with an update per part cost twice that, on every page).
  */
-export function representationHash(parts: ReadonlyArray<string | Buffer>): string {
-  const hash = createHash('sha256')
-  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part)
-  return hash.digest('base64url').slice(0, HASH_LENGTH)
+export function representationHash(body: string | Buffer, header?: string): string {
+  const data = header === undefined ? body : `${header.length}:${header}${body}`
+  return hash('sha256', data, 'base64url').slice(0, HASH_LENGTH)
 }
 
 const negotiator = new Negotiator({ supportedValues: [...CONTENT_CODINGS] })
 
 /**
- * The content coding a response body of `bytes` bytes to `request` is sent in: the choice
- * @fastify/compress makes (compression.ts) — none under the threshold or with `x-no-compression`,
- * else Accept-Encoding negotiated with `*` and `x-gzip` read as gzip (RFC 9110 §12.5.3). Routes
- * that never compress pass `compressible: false`.
+ * The content coding `body` is sent to `request` in: the choice @fastify/compress makes
+ * (compression.ts) — none under the threshold or with `x-no-compression`, else Accept-Encoding
+ * negotiated with `*` and `x-gzip` read as gzip (RFC 9110 §12.5.3).
  */
-export function contentCodingFor(request: FastifyRequest, bytes: number, compressible: boolean): ContentCoding | undefined {
+export function contentCodingFor(request: FastifyRequest, body: string | Buffer): ContentCoding | undefined {
   const accepted = request.headers['accept-encoding']
-  if (!compressible || bytes < COMPRESSION_THRESHOLD_BYTES || accepted === undefined) return undefined
-  if (request.headers['x-no-compression'] !== undefined) return undefined
+  if (accepted === undefined || request.headers['x-no-compression'] !== undefined) return undefined
+  if (Buffer.byteLength(body) < COMPRESSION_THRESHOLD_BYTES) return undefined
   const chosen = negotiator.negotiate(accepted.toLowerCase().replace(/\*|x-gzip/g, 'gzip'))
   return (chosen ?? undefined) as ContentCoding | undefined
 }

@@ -113,23 +113,29 @@ function requiredScope(
  * Idempotency-Key) is read.
  */
 function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, notFound }: PipelineOptions): onRequestHookHandler {
-  const proceed = (request: FastifyRequest, reply: FastifyReply, limited: ApiError | undefined): ApiError | undefined => {
+  const proceed = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    scope: KeyScope | undefined,
+    limited: ApiError | undefined,
+  ): ApiError | undefined => {
     // No route of ours answers OPTIONS; with CORS on, @fastify/cors routes every OPTIONS to answer
     // preflights, and a plain one that reaches this step gets the same 405/404 as without CORS.
     const unrouted = request.is404 || request.method === 'OPTIONS'
-    const refusal =
-      limited ?? (unrouted ? notFound(request) : authorize(request.apiKey as KeyIdentity, request.routeOptions.config.scope))
+    const refusal = limited ?? (unrouted ? notFound(request) : authorize(request.apiKey as KeyIdentity, scope))
     // RFC 9110 §10.1.1: a client waiting for `100 Continue` sends its body only once it is wanted.
     if (!refusal && request.headers.expect !== undefined) continueIfExpected(request, reply)
     return refusal
   }
-  const admit = (request: FastifyRequest, reply: FastifyReply, identity: KeyIdentity): Refusal => {
+  // `scope` is the route's, read with its other config once per request: Fastify builds a new
+  // routeOptions object on each read.
+  const admit = (request: FastifyRequest, reply: FastifyReply, scope: KeyScope | undefined, identity: KeyIdentity): Refusal => {
     request.apiKey = identity
     const perMinute = identity.rateLimit ?? rateLimitPerMinute
     const limited = perMinute > 0 ? limit(identity.keyId, perMinute, reply) : undefined
     return limited instanceof Promise
-      ? limited.then((settled) => proceed(request, reply, settled))
-      : proceed(request, reply, limited)
+      ? limited.then((settled) => proceed(request, reply, scope, settled))
+      : proceed(request, reply, scope, limited)
   }
 
   // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
@@ -155,11 +161,11 @@ function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, not
     }
     if (identity instanceof Promise) {
       identity.then(
-        (known) => finish(admit(request, reply, known)),
+        (known) => finish(admit(request, reply, config.scope, known)),
         (error: unknown) => finish(refuse(request, error)),
       )
     } else {
-      finish(admit(request, reply, identity))
+      finish(admit(request, reply, config.scope, identity))
     }
   }
 }

@@ -135,7 +135,7 @@ export async function registerOpenApi(app: FastifyInstance, servers: OpenApiServ
   }
   app.get('/v1/openapi.json', options, async (request, reply) => {
     stored ??= storedDocument(openApiText(app))
-    const coding = contentCodingFor(request, stored.identity.length, true)
+    const coding = contentCodingFor(request, stored.identity)
     reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding')
     if (notModified(request, reply, stored.hash, coding)) return reply.send()
     if (coding !== undefined) reply.header('content-encoding', coding)
@@ -157,7 +157,7 @@ function storedDocument(text: string): StoredDocument {
   const coded = new Map<ContentCoding, Promise<Buffer>>()
   return {
     identity,
-    hash: representationHash([identity]),
+    hash: representationHash(identity),
     body: async (coding) => {
       if (coding === undefined) return identity
       const body = coded.get(coding) ?? COMPRESS_ONCE[coding](identity)

@@ -100,8 +100,8 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         next = `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`
       }
       // The tag covers the next link too: a page whose rows are unchanged but that gained a next page is new.
-      const hash = representationHash(next === undefined ? [page.json] : [page.json, next])
-      if (notModified(request, reply, hash, contentCodingFor(request, Buffer.byteLength(page.json), true))) return reply.send()
+      if (notModified(request, reply, representationHash(page.json, next), contentCodingFor(request, page.json)))
+        return reply.send()
       if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
@@ -193,7 +193,7 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
       const pet = await pets.findPet(toBigInt(request.params.petId))
       if (pet === undefined) throw new ApiError('pet_not_found')
       // A pet never changes once created, so its tag stays valid for as long as it exists.
-      if (notModified(request, reply, representationHash([pet]), undefined)) return reply.send()
+      if (notModified(request, reply, representationHash(pet), undefined)) return reply.send()
       return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )

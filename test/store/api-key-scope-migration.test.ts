@@ -4,17 +4,13 @@
 // down migration takes them away again, keeping the keys.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely'
-import pg from 'pg'
-import { describeEachDatabase, freshDatabase, tempDir } from '../../scripts/lib/test-server.js'
+import { Migrator, sql } from 'kysely'
+import { describeEachDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { openStore, type Store } from '../../src/store/index.js'
 import { MIGRATIONS } from '../../src/store/migrations/index.js'
-import { openSqlite } from '../../src/store/sqlite/sqlite-connection.js'
+import { databaseBefore, migrationsBefore } from '../support/schema-before.js'
 
 const MIGRATION_0006 = '0006-add-api-key-scope-and-rate-limit'
-const BEFORE_0006: Record<string, Migration> = Object.fromEntries(
-  Object.entries(MIGRATIONS).filter(([name]) => name < MIGRATION_0006),
-)
 /** A key row as releases before 0006 write it (hash and prefix are stand-ins: only their shape matters here). */
 const oldRow = (n: number, revokedAt: string | null = null) => ({
   name: `old ${n}`,
@@ -29,22 +25,14 @@ describeEachDatabase('migration 0006: api_keys gain scope and rate_limit', (data
   let store: Store
   let drop: () => Promise<void>
   before(async () => {
-    const fresh = await freshDatabase(database, dir.path)
-    drop = fresh.drop
-    const old = new Kysely<any>({
-      dialect:
-        fresh.config.dialect === 'sqlite'
-          ? new SqliteDialect({ database: openSqlite(fresh.config.path) })
-          : new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.config.url, max: 1 }) }),
-    })
-    const migrated = await new Migrator({ db: old, provider: { getMigrations: async () => BEFORE_0006 } }).migrateToLatest()
-    assert.equal(migrated.error, undefined)
+    const { old, config, drop: dropDatabase } = await databaseBefore(database, dir.path, MIGRATION_0006)
+    drop = dropDatabase
     await old
       .insertInto('api_keys')
       .values([oldRow(1), oldRow(2, '2026-02-01T00:00:00.000Z')])
       .execute()
     await old.destroy()
-    store = await openStore(fresh.config)
+    store = await openStore(config)
     const { applied } = await store.migrate()
     assert.equal(applied[0], MIGRATION_0006, `0006 applies first: ${applied.join(', ')}`)
   })
@@ -112,7 +100,7 @@ describeEachDatabase('migration 0006: api_keys gain scope and rate_limit', (data
     const before = await store.db.selectFrom('api_keys').select(['id', 'name', 'hash']).orderBy('id').execute()
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => MIGRATIONS } })
     // Down to the migration before 0006 (any later one goes down first, as it would in a rollback).
-    const down = await migrator.migrateTo(Object.keys(BEFORE_0006).at(-1) as string)
+    const down = await migrator.migrateTo(Object.keys(migrationsBefore(MIGRATION_0006)).at(-1) as string)
     assert.equal(down.error, undefined)
     assert.equal(down.results?.at(-1)?.migrationName, MIGRATION_0006)
     assert.ok(down.results?.every((result) => result.direction === 'Down' && result.status === 'Success'))

@@ -3,19 +3,13 @@
 // the same key afterwards replays the same pet.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
-import pg from 'pg'
-import { describeEachDatabase, freshDatabase, tempDir } from '../../scripts/lib/test-server.js'
+import { describeEachDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY } from '../../src/config.js'
 import { openStore, type Store } from '../../src/store/index.js'
-import { MIGRATIONS } from '../../src/store/migrations/index.js'
-import { openSqlite } from '../../src/store/sqlite/sqlite-connection.js'
+import { databaseBefore } from '../support/schema-before.js'
 
 // The schema as it was before 0005; the later migrations apply after it, as on a real upgrade.
 const MIGRATION_0005 = '0005-keep-pet-id-of-idempotency-keys'
-const BEFORE_0005: Record<string, Migration> = Object.fromEntries(
-  Object.entries(MIGRATIONS).filter(([name]) => name < MIGRATION_0005),
-)
 const BIG_ID = '9223372036854775807'
 
 describeEachDatabase('migration 0005: idempotency records keep the pet id', (database) => {
@@ -23,16 +17,8 @@ describeEachDatabase('migration 0005: idempotency records keep the pet id', (dat
   let store: Store
   let drop: () => Promise<void>
   before(async () => {
-    const fresh = await freshDatabase(database, dir.path)
-    drop = fresh.drop
-    const old = new Kysely<any>({
-      dialect:
-        fresh.config.dialect === 'sqlite'
-          ? new SqliteDialect({ database: openSqlite(fresh.config.path) })
-          : new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.config.url, max: 1 }) }),
-    })
-    const migrated = await new Migrator({ db: old, provider: { getMigrations: async () => BEFORE_0005 } }).migrateToLatest()
-    assert.equal(migrated.error, undefined)
+    const { old, config, drop: dropDatabase } = await databaseBefore(database, dir.path, MIGRATION_0005)
+    drop = dropDatabase
     await old.insertInto('pets').values({ id: BIG_ID, name: 'Rex', category_id: '1', status: 'available' }).execute()
     const record = { api_key_id: '1', request_hash: 'hash', created_at: Date.now() }
     await old
@@ -49,7 +35,7 @@ describeEachDatabase('migration 0005: idempotency records keep the pet id', (dat
       ])
       .execute()
     await old.destroy()
-    store = await openStore(fresh.config)
+    store = await openStore(config)
     const { applied } = await store.migrate()
     assert.equal(applied[0], MIGRATION_0005, `0005 applies first: ${applied.join(', ')}`)
   })

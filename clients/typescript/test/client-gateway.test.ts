@@ -5,13 +5,11 @@
 // node:http relay on a fixed port that can be absent (nginx answers 502) or hold an answer (504).
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { createServer, request as forward, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, it } from 'node:test'
-import { call, describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
-import { createKey } from '../../../src/commands/keys.js'
+import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
 import { type Nginx, startPlainNginx } from '../../../test/support/nginx.js'
 import { AnimalStoreError, createClient, type RequestEvent, type ResponseEvent, type RetryEvent } from '../src/index.js'
+import { countNamed, freePort, relay } from './support/relay.js'
 
 /**
  * proxy_read_timeout of the impatient nginx, in seconds: a held answer becomes its 504 after this.
@@ -19,52 +17,6 @@ import { AnimalStoreError, createClient, type RequestEvent, type ResponseEvent, 
  */
 const READ_TIMEOUT_S = 1
 const PATIENT_S = 60
-
-/** A port nothing listens on right now (taken from the OS, then released). */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const { port } = probe.address() as AddressInfo
-  probe.close()
-  await once(probe, 'close')
-  return port
-}
-
-/**
- * A relay to `target` that forwards every request and records the status the service answered. The
- * first `holdAnswers` answers are read and never passed on, as a stalled upstream's would be.
- */
-function relay(target: string, holdAnswers = 0): { statuses: number[]; server: Server; listen(port: number): Promise<void> } {
-  const statuses: number[] = []
-  const server = createServer((incoming, outgoing) => {
-    const upstream = forward(
-      new URL(incoming.url ?? '/', target),
-      { method: incoming.method, headers: incoming.headers },
-      (answer) => {
-        statuses.push(answer.statusCode ?? 0)
-        if (statuses.length <= holdAnswers) return void answer.resume()
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(outgoing)
-      },
-    )
-    incoming.pipe(upstream)
-  })
-  return {
-    statuses,
-    server,
-    async listen(port) {
-      server.listen(port, '127.0.0.1')
-      await once(server, 'listening')
-    },
-  }
-}
-
-/** How many stored pets are named `name` (read directly from the service, with a key of its own). */
-async function countNamed(server: TestServer, name: string): Promise<number> {
-  const reader = await createKey(server.store.apiKeys, 'reader')
-  const response = await call(server, 'GET', '/v1/pets?limit=100', { key: reader.key })
-  return response.json.filter((pet: { name: string }) => pet.name === name).length
-}
 
 /** Hooks that record every event, for a client's options. */
 function recorder() {
@@ -151,7 +103,11 @@ describeEachDatabase('TypeScript client behind a balancer (nginx, its own HTML e
       assert.equal(new Set(seen.requests.map((event) => event.requestId)).size, 1, 'one request id on every attempt')
       assert.ok(seen.responses.every((event) => event.durationMs >= 0 && event.headers instanceof Headers))
       assert.ok(!JSON.stringify(seen.requests).includes(server.key), 'no credentials in the events')
-      assert.deepEqual(upstream.statuses, [201], 'the 502 never reached the service')
+      assert.deepEqual(
+        upstream.attempts.map((attempt) => attempt.status),
+        [201],
+        'the 502 never reached the service',
+      )
       assert.equal(await countNamed(server, 'behind 502'), 1)
     } finally {
       await stopUpstream()
@@ -160,7 +116,7 @@ describeEachDatabase('TypeScript client behind a balancer (nginx, its own HTML e
 
   it('retries a create whose answer became the balancer 504, and the replay gives exactly one pet', async () => {
     const seen = recorder()
-    upstream = relay(server.origin, 1)
+    upstream = relay(server.origin, { count: 1, how: 'hold' })
     await upstream.listen(upstreamPort)
     const client = createClient({ baseUrl: `${impatient.origin}/v1`, apiKey: server.key, maxBackoffMs: 50, ...seen.hooks })
     try {
@@ -177,7 +133,7 @@ describeEachDatabase('TypeScript client behind a balancer (nginx, its own HTML e
       )
       assert.ok((seen.responses[0]?.durationMs ?? 0) >= READ_TIMEOUT_S * 1000 - 50, 'the 504 came after nginx waited')
       assert.deepEqual(
-        upstream.statuses,
+        upstream.attempts.map((attempt) => attempt.status),
         statuses.map(() => 201),
         'every attempt reached the service, which stored one pet',
       )

@@ -3,9 +3,6 @@
 // Idempotency-Key, answer), so the test sees each attempt of one create on the wire.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { once } from 'node:events'
-import { createServer, request as forward, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import {
@@ -19,79 +16,9 @@ import {
 import { createKey } from '../../../src/commands/keys.js'
 import { idempotencyLock } from '../../../src/store/postgres/postgres-pets.js'
 import { AnimalStoreError, createClient, NetworkError, type RetryEvent } from '../src/index.js'
+import { type Attempt, countNamed, freePort, relay } from './support/relay.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-
-/** One request that reached the proxy, with the status the server answered. */
-interface Attempt {
-  method: string
-  idempotencyKey: string | undefined
-  status: number
-  retryAfter: string | undefined
-}
-
-/**
- * A forwarding proxy to `target` that records every request; `listen(port)` starts it (0 = any port).
- * The first `dropAnswers` answers are lost: forwarded and recorded, then the client's connection is
- * destroyed instead of answered, as when a network fails after the server acted.
- */
-function recordingProxy(
-  target: string,
-  dropAnswers = 0,
-): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
-  const attempts: Attempt[] = []
-  const server = createServer((incoming, outgoing) => {
-    const upstream = forward(
-      new URL(incoming.url ?? '/', target),
-      { method: incoming.method, headers: incoming.headers },
-      (answer) => {
-        const status = answer.statusCode ?? 0
-        const header = incoming.headers['idempotency-key']
-        attempts.push({
-          method: incoming.method ?? '',
-          idempotencyKey: Array.isArray(header) ? header.join(',') : header,
-          status,
-          retryAfter: answer.headers['retry-after'],
-        })
-        if (attempts.length <= dropAnswers) {
-          answer.resume()
-          outgoing.socket?.destroy()
-          return
-        }
-        outgoing.writeHead(status, answer.headers)
-        answer.pipe(outgoing)
-      },
-    )
-    incoming.pipe(upstream)
-  })
-  return {
-    attempts,
-    server,
-    async listen(port) {
-      server.listen(port, '127.0.0.1')
-      await once(server, 'listening')
-      return (server.address() as AddressInfo).port
-    },
-  }
-}
-
-/** A port nothing listens on right now (taken from the OS, then released). */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const { port } = probe.address() as AddressInfo
-  probe.close()
-  await once(probe, 'close')
-  return port
-}
-
-/** How many stored pets are named `name` (read with a key of its own, outside any quota in use). */
-async function countNamed(server: TestServer, name: string): Promise<number> {
-  const reader = await createKey(server.store.apiKeys, 'reader')
-  const response = await call(server, 'GET', '/v1/pets?limit=100', { key: reader.key })
-  assert.equal(response.status, 200)
-  return response.json.filter((pet: { name: string }) => pet.name === name).length
-}
 
 describeEachDatabase('TypeScript client retries on network errors', (database) => {
   let server: TestServer
@@ -102,7 +29,7 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
 
   it('retries a create refused because nothing listens yet, with the same Idempotency-Key, and adds one pet', async () => {
     const port = await freePort()
-    const proxy = recordingProxy(server.origin)
+    const proxy = relay(server.origin)
     const events: RetryEvent[] = []
     const client = createClient({
       baseUrl: `http://127.0.0.1:${port}/v1`,
@@ -129,7 +56,7 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
   })
 
   it('retries a create whose 201 was lost on the way back, and the replay gives exactly one pet', async () => {
-    const proxy = recordingProxy(server.origin, 1)
+    const proxy = relay(server.origin, { count: 1, how: 'drop' })
     const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
     const events: RetryEvent[] = []
     const client = createClient({ baseUrl, apiKey: server.key, onRetry: (event) => void events.push(event) })
@@ -180,11 +107,11 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
 // minute: this test waits out one Retry-After (up to 60 s), so it runs once, on SQLite.
 describe('TypeScript client retries on 429', () => {
   let server: TestServer
-  let proxy: ReturnType<typeof recordingProxy>
+  let proxy: ReturnType<typeof relay>
   let baseUrl: string
   before(async () => {
     server = await startServer({ rateLimitPerMinute: 1 })
-    proxy = recordingProxy(server.origin)
+    proxy = relay(server.origin)
     baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
     assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'the one request of this minute')
   })
@@ -260,7 +187,7 @@ describe('TypeScript client retries on 409', {
   after(() => server.close())
 
   it('retries a create answered 409 idempotency_key_in_flight after Retry-After, adding one pet', async () => {
-    const proxy = recordingProxy(server.origin)
+    const proxy = relay(server.origin)
     const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
     const { key: apiKey, record } = await createKey(server.store.apiKeys, 'in flight')
     const idempotencyKey = randomUUID()
@@ -302,7 +229,7 @@ describe('TypeScript client retries on 503', {
   const own = ownPostgresWithServer()
 
   it('retries a create answered 503 while the database is down, with the same Idempotency-Key, adding one pet', async () => {
-    const proxy = recordingProxy(own.server.origin)
+    const proxy = relay(own.server.origin)
     const baseUrl = `http://127.0.0.1:${await proxy.listen(0)}/v1`
     const events: RetryEvent[] = []
     const client = createClient({

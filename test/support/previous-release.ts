@@ -12,7 +12,7 @@ import { REPO_ROOT } from './cli-process.js'
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = '4431f54705209308c6fd36dc5365534a6353f5a1'
+export const PREVIOUS_RELEASE = 'f969e6ba9fa092cb14bf89ca0e908eae2096fb07'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

@@ -35,9 +35,8 @@ let cachedCharacters = 0
 /**
  * The hash of a representation's data: its `body`, and `header`, a header such as a page's `Link`
  * that a cached copy must also get right. The header goes first with its length, so that no two
- * pairs give the same input (nor a body alone: JSON never starts with digits and a colon). Data
- * given as text is looked up in a bounded cache first
- * (HASH_CACHE_CHARACTERS).
+ * pairs give the same input (nor a body alone: JSON never starts with digits and a colon). Text is
+ * looked up in a bounded cache first (HASH_CACHE_CHARACTERS).
  */
 export function representationHash(body: Buffer): string
 export function representationHash(body: string, header?: string): string

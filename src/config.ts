@@ -48,6 +48,9 @@ const hostName = (description: string) =>
     'x-message': 'must be a host name or IP address, without spaces.',
   })
 
+// node:cluster forks this many processes at most: beyond it, the machine's CPUs, not processes, are the limit.
+const MAX_WORKERS = 64
+
 /** Every variable loadConfig and loadCopyUrls read, in the order the README lists them. */
 export const VARIABLES = {
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'TCP port, {range} (0 picks a free one).' }),
@@ -91,8 +94,9 @@ export const VARIABLES = {
   WORKERS: custom(
     Type.Integer({
       minimum: 1,
-      maximum: 64,
+      maximum: MAX_WORKERS,
       default: 1,
+      'x-message': `must be an integer from 1 to ${MAX_WORKERS}, or auto (one per CPU).`,
       description:
         'Processes sharing the port on this machine (node:cluster), {range}, or `auto` for one per CPU. On SQLite, writes still go one at a time (WAL); reads scale.',
     }),

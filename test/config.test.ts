@@ -1,6 +1,7 @@
 // loadConfig(): defaults, accepted forms, and a clear error naming the variable for every bad value.
 import assert from 'node:assert/strict'
 import { chmodSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { tempDir } from '../scripts/lib/test-server.js'
@@ -153,13 +154,13 @@ describe('configuration (loadConfig)', () => {
   const fieldOf = (name: string) => name.toLowerCase().replace(/_(.)/g, (_, letter: string) => letter.toUpperCase())
   const fields = loadConfig({}, '/w') as unknown as Record<string, unknown>
   for (const [name, schema] of Object.entries(VARIABLES)) {
-    const entry = schema as { type?: string; minimum?: number; maximum?: number; default?: unknown }
+    const entry = schema as { type?: string; minimum?: number; maximum?: number; default?: unknown; 'x-message'?: string }
     // A variable parsed by code of its own may feed another field (DATABASE_POOL_MAX → database).
     const field = fieldOf(name) in fields ? fieldOf(name) : undefined
     if (entry.type === 'integer') {
       const { minimum = 0, maximum = 0 } = entry
       it(`reads ${name} as an integer from ${minimum} to ${maximum}, ${entry.default} when unset or empty`, () => {
-        const expected = `${name} must be an integer from ${minimum} to ${maximum}.`
+        const expected = `${name} ${entry['x-message'] ?? `must be an integer from ${minimum} to ${maximum}.`}`
         for (const value of [`${maximum + 1}`, `${minimum - 1}`, `${minimum}.5`, ` ${minimum}`, '1e1', 'x']) {
           assert.throws(() => loadConfig({ [name]: value }, '/w'), { name: 'ConfigError', variable: name, message: expected })
         }
@@ -181,6 +182,14 @@ describe('configuration (loadConfig)', () => {
       })
     }
   }
+
+  it('names auto in the WORKERS error, as the help does, and takes it', () => {
+    assert.throws(() => loadConfig({ WORKERS: 'many' }, '/w'), {
+      name: 'ConfigError',
+      message: 'WORKERS must be an integer from 1 to 64, or auto (one per CPU).',
+    })
+    assert.equal(loadConfig({ WORKERS: 'auto' }, '/w').workers, availableParallelism())
+  })
 
   it('refuses WORKERS > 1 with an in-memory SQLite store (each worker would have its own)', () => {
     assert.throws(

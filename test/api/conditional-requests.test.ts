@@ -119,6 +119,22 @@ describeEachDatabase('conditional requests (If-None-Match, ETag)', (database) =>
       }
     })
 
+    it('answers HEAD as GET: the same ETag without a body, and 304 to it (RFC 9110 §13.1.2), for a page and a pet', async () => {
+      for (const path of ['/v1/pets?limit=1', `/v1/pets/${petId}`]) {
+        const get = await call(server, 'GET', path)
+        const tag = get.headers.get('etag') as string
+        const head = await call(server, 'HEAD', path)
+        assert.equal(head.status, 200, path)
+        assert.equal(head.text, '')
+        assert.equal(head.headers.get('etag'), tag, `${path}: HEAD and GET give one tag`)
+        const same = await call(server, 'HEAD', path, { headers: { 'if-none-match': tag } })
+        assert.equal(same.status, 304, path)
+        assert.equal(same.headers.get('etag'), tag)
+        const other = await call(server, 'HEAD', path, { headers: { 'if-none-match': '"another"' } })
+        assert.equal(other.status, 200, path)
+      }
+    })
+
     it('tags a compressed page apart from the identity one, and answers 304 to it with Vary', async () => {
       const own = await startServer({ database })
       try {

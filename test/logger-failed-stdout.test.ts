@@ -55,7 +55,12 @@ async function serveOnPipe(path: string): Promise<PipedServe> {
       15_000,
       `serve did not print ${pattern}`,
     )
-  await stdoutLine(LISTENING)
+  try {
+    await stdoutLine(LISTENING)
+  } catch (error) {
+    child.kill('SIGKILL') // not yet in the caller's hands: nothing else would stop it
+    throw error
+  }
   return {
     child,
     origin: `http://127.0.0.1:${LISTENING.exec(stdout)?.[1]}`,

@@ -9,7 +9,8 @@ import { after, before, describe, it } from 'node:test'
 import { type RedisServer, startRedisServer } from '../../scripts/lib/redis-server.js'
 import { freshDatabase, TEST_DATABASES, type TestDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { WINDOW_MS } from '../../src/http/pipeline/rate-limit.js'
-import { assertBuilt, cliEnv, jsonLines, killLeftovers, type ServeProcess, startServe } from '../support/cli-process.js'
+import { LOG_FLUSH_MS } from '../../src/logger.js'
+import { assertBuilt, cliEnv, jsonLines, killLeftovers, type ServeProcess, startServe, within } from '../support/cli-process.js'
 
 const LIMIT = 30
 const UNAVAILABLE = 'rate-limit store unavailable'
@@ -154,10 +155,21 @@ describe('fleet-wide rate limits (RATE_LIMIT_STORE_URL, a real redis-server)', (
           t.diagnostic(`WORKERS=2: ${ok} of ${answers.length} answered 200 at a limit of ${LIMIT}`)
           assert.deepEqual(other, [])
           assert.ok(ok <= LIMIT * 1.1 && ok >= LIMIT * 0.9, `${ok} answered 200`)
-          const answeredBy = await new Promise<Set<unknown>>((resolve) => {
-            const lines = () => jsonLines(server.stdout()).filter((line) => line.msg === 'request' && line.status === 200)
-            const poll = () => (lines().length >= ok ? resolve(new Set(lines().map((line) => line.pid))) : setTimeout(poll, 50))
-            poll()
+          // Request lines reach stdout in batches, at most LOG_FLUSH_MS after they are logged.
+          let waiting = true
+          const answeredBy = await within(
+            new Promise<Set<unknown>>((resolve) => {
+              const lines = () => jsonLines(server.stdout()).filter((line) => line.msg === 'request' && line.status === 200)
+              const poll = () => {
+                if (lines().length >= ok) resolve(new Set(lines().map((line) => line.pid)))
+                else if (waiting) setTimeout(poll, 50)
+              }
+              poll()
+            }),
+            LOG_FLUSH_MS + 10_000,
+            `fewer than ${ok} request lines on stdout`,
+          ).finally(() => {
+            waiting = false
           })
           assert.equal(answeredBy.size, 2, 'both workers answered')
         } finally {

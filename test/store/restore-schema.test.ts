@@ -3,20 +3,17 @@
 // refused, naming the object, with the live database untouched; a genuine backup, and one made
 // before the latest migration, still restore (src/store/sqlite/sqlite-schema-check.ts).
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
-import { Kysely, Migrator, SqliteDialect } from 'kysely'
 import { tempDir } from '../../scripts/lib/test-server.js'
 import { MIGRATIONS } from '../../src/store/migrations/index.js'
 import { assertBuilt, cliEnv, runCli } from '../support/cli-process.js'
 import { buildRelease, PREVIOUS_RELEASE } from '../support/previous-release.js'
+import { databaseBefore } from '../support/schema-before.js'
 
-const run = promisify(execFile)
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 /** A copy of `genuine` at `path`, changed by `sql` run on it. */
@@ -99,7 +96,8 @@ describe('animal-store restore refuses a backup whose schema is not the migratio
       ['keys', 'create', '--name', 'old'],
       ['backup', '--to', backup],
     ]) {
-      await run(process.execPath, [previous, ...args], { env: sourceEnv, timeout: 15_000 })
+      const result = await runCli(args, sourceEnv, 15_000, previous)
+      assert.equal(result.code, 0, result.stderr)
     }
     const target = join(dir.path, 'previous-target.db')
     const restored = await runCli(['restore', '--from', backup], cliEnv({ DATABASE_URL: `sqlite:${target}` }))
@@ -108,12 +106,10 @@ describe('animal-store restore refuses a backup whose schema is not the migratio
   })
 
   it('restores a backup made before the latest migration; the next start (here `migrate`) applies the rest', async () => {
-    const older = join(dir.path, 'older.db')
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(older) }) })
-    const names = Object.keys(MIGRATIONS).sort()
+    const latest = Object.keys(MIGRATIONS).sort().at(-1) ?? ''
+    const { old: db, config } = await databaseBefore('sqlite', dir.path, latest)
+    const older = config.dialect === 'sqlite' ? config.path : ''
     try {
-      const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } })
-      assert.equal((await migrator.migrateTo(names.at(-2) ?? '')).error, undefined)
       await db.insertInto('pets').values({ name: 'from before', category_id: 1, status: 'available' }).execute()
     } finally {
       await db.destroy()
@@ -125,6 +121,6 @@ describe('animal-store restore refuses a backup whose schema is not the migratio
     assert.match(restored.stdout, /^restored 1 pets and 0 API keys /m)
     const migrated = await runCli(['migrate'], targetEnv)
     assert.equal(migrated.code, 0, migrated.stderr)
-    assert.match(migrated.stdout, new RegExp(`Applied migrations: ${names.at(-1)}`))
+    assert.match(migrated.stdout, new RegExp(`Applied migrations: ${latest}`))
   })
 })

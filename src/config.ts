@@ -48,7 +48,7 @@ const hostName = (description: string) =>
     'x-message': 'must be a host name or IP address, without spaces.',
   })
 
-// node:cluster forks this many processes at most: beyond it, the machine's CPUs, not processes, are the limit.
+// The most processes WORKERS starts, `auto` included: PostgreSQL connections grow with it (DATABASE_POOL_MAX each).
 const MAX_WORKERS = 64
 
 /** Every variable loadConfig and loadCopyUrls read, in the order the README lists them. */
@@ -98,7 +98,7 @@ export const VARIABLES = {
       default: 1,
       'x-message': `must be an integer from 1 to ${MAX_WORKERS}, or auto (one per CPU).`,
       description:
-        'Processes sharing the port on this machine (node:cluster), {range}, or `auto` for one per CPU. On SQLite, writes still go one at a time (WAL); reads scale.',
+        'Processes sharing the port on this machine (node:cluster), {range}, or `auto` for one per CPU within that range. On SQLite, writes still go one at a time (WAL); reads scale.',
     }),
   ),
   // 1,000/s on average: far above any one well-behaved client, low enough that one runaway key
@@ -262,7 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   const plain = settings(VARIABLES, (name) => read(env, name))
   const pool = { poolMax: read(env, 'DATABASE_POOL_MAX'), statementTimeoutMs: read(env, 'DATABASE_STATEMENT_TIMEOUT_MS') }
   const database = parseDatabaseUrl(read(env, 'DATABASE_URL'), cwd, pool, 'DATABASE_URL')
-  const workers = env.WORKERS === 'auto' ? availableParallelism() : read(env, 'WORKERS')
+  const workers = env.WORKERS === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : read(env, 'WORKERS')
   if (workers > 1 && database.dialect === 'sqlite' && database.path === ':memory:') {
     throw new ConfigError('WORKERS', 'must be 1 with DATABASE_URL=sqlite::memory: (each process would have its own empty store).')
   }

@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client): request count and duration by operation and status, the build,
-// database pool use, the SQLite writer's queue and commits, key-reload failures, a failed log stdout, and the process's
+// database pool use, the SQLite writer's queue and commits, key-reload failures, a failed log stdout, the rate-limit
+// store's state and fallbacks, Idempotency-Key evictions, and the process's
 // default metrics. They are served apart from the app, by metrics-server.ts.
 import { subscribe } from 'node:diagnostics_channel'
 import type { Server } from 'node:net'

@@ -86,21 +86,15 @@ function entityTag(hash: string, coding: ContentCoding | undefined): string {
 
 /**
  * Whether If-None-Match `field` matches `tag` (RFC 9110 §13.1.2): `*`, or a list of entity tags one
- * of which equals `tag` by the weak comparison (§8.8.3.2: `W/` ignored). A value that is not a
- * valid list matches nothing, so the full response is sent.
+ * of which equals `tag` by the weak comparison (§8.8.3.2: `W/` ignored). Any other member (empty,
+ * malformed) matches nothing; our tags hold no comma, so splitting at commas never cuts one.
  */
 function ifNoneMatchMatches(field: string, tag: string): boolean {
   if (field.trim() === '*') return true
-  let found = false
-  for (const member of field.split(',')) {
+  return field.split(',').some((member) => {
     const candidate = member.trim()
-    if (candidate === '') continue // empty list elements are allowed (RFC 9110 §5.6.1)
-    const opaque = candidate.startsWith('W/') ? candidate.slice(2) : candidate
-    // An opaque tag may hold a comma; ours never do, so a split one simply matches nothing.
-    if (!/^"[\x21\x23-\x7e\x80-\xff]*"$/.test(opaque)) continue
-    if (opaque === tag) found = true
-  }
-  return found
+    return (candidate.startsWith('W/') ? candidate.slice(2) : candidate) === tag
+  })
 }
 
 /**

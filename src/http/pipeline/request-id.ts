@@ -1,7 +1,6 @@
 // The request id: the client's own `X-Request-Id` when it is well-formed, so a client can trace its
 // request through our logs, else a new UUID. Sent back as `X-Request-Id` and logged as `reqId`.
 
-/** Longest client-chosen request id accepted, in characters. */
 /** The longest X-Request-Id taken from a client, in characters (a generated one is a 36-character UUID). */
 export const MAX_REQUEST_ID_LENGTH = 128
 // 1–128 visible ASCII characters (RFC 9110 §5.5 VCHAR): nothing that could break a header or a log line.

@@ -101,7 +101,7 @@ export interface RestoreResult extends DatabaseSummary {
  *
  * In order: verifies the source (`PRAGMA integrity_check` is `ok`, it holds the `pets` and `api_keys`
  * tables, and its schema is exactly what this release's migrations make: checkBackupSchema, so no
- * trigger, view or unknown table or index gets into the live file); unless `force`, refuses with DatabaseInUseError when another process has the live file
+ * trigger, view, table or index the migrations do not make gets into the live file); unless `force`, refuses with DatabaseInUseError when another process has the live file
  * open, which it learns by asking SQLite for an exclusive lock with no wait (a running service holds a
  * shared lock on the file for as long as it runs); copies the live database aside to
  * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores; verifies the live

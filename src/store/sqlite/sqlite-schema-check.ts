@@ -1,6 +1,6 @@
 // What a backup may carry into the live database: exactly the schema objects this release's own
-// migrations create (tables, indexes, nothing else: no trigger, no view), compared with a database
-// freshly migrated to the same migrations, row by row of sqlite_schema.
+// migrations create (their tables, indexes and triggers; nothing else: no other trigger, no view),
+// compared with a database freshly migrated to the same migrations, row by row of sqlite_schema.
 import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, Migrator, NO_MIGRATIONS, SqliteDialect } from 'kysely'
 import { MIGRATIONS } from '../migrations/index.js'

@@ -4,7 +4,7 @@
 import { maxHeaderSize } from 'node:http'
 import { Type } from '@sinclair/typebox'
 import { URL_MAX_LENGTH } from '../../config-variables.js'
-import { KEY_SCOPES } from '../../key-grants.js'
+import { KEY_SCOPES, MAX_RATE_LIMIT_PER_MINUTE } from '../../key-grants.js'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
 import { API_HEADERS } from '../pipeline/api-headers.js'
@@ -77,15 +77,16 @@ const RETRY_AFTER_LIMITS = { maxLength: 3, pattern: '^[0-9]+$' }
  * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
  * before the request was read), while the key's rate limit (its own, else RATE_LIMIT_PER_MINUTE) is not 0.
  */
-// RATE_LIMIT_PER_MINUTE is at most 10,000,000 (8 digits) and a window 60 s.
+// A limit has at most as many digits as MAX_RATE_LIMIT_PER_MINUTE; a window is 60 s.
+const LIMIT_DIGITS = String(MAX_RATE_LIMIT_PER_MINUTE).length
 const RATE_LIMIT: Record<string, Header> = {
   RateLimit: header(
     'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
-    { maxLength: 23, pattern: '^default;r=[0-9]{1,8};t=[0-9]{1,2}$' },
+    { maxLength: 'default;r=;t=60'.length + LIMIT_DIGITS, pattern: `^default;r=[0-9]{1,${LIMIT_DIGITS}};t=[0-9]{1,2}$` },
   ),
   'RateLimit-Policy': header(
     "draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's.",
-    { maxLength: 23, pattern: '^default;q=[0-9]{1,8};w=60$' },
+    { maxLength: 'default;q=;w=60'.length + LIMIT_DIGITS, pattern: `^default;q=[0-9]{1,${LIMIT_DIGITS}};w=60$` },
   ),
 }
 
@@ -124,7 +125,7 @@ export const SHARED_HEADERS: Record<string, Header> = {
 }
 
 /** Statuses answered before the key is accepted: without the RateLimit fields. */
-const BEFORE_THE_KEY = new Set([401, 408, 431])
+const BEFORE_THE_KEY = new Set([401, ...UNREAD])
 
 /** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
 function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {

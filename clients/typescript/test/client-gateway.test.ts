@@ -4,7 +4,6 @@
 // and the onRequest / onResponse hooks see every attempt. Between nginx and the live service sits a
 // node:http relay on a fixed port that can be absent (nginx answers 502) or hold an answer (504).
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
 import { after, before, it } from 'node:test'
 import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
 import { type Nginx, startPlainNginx } from '../../../test/support/nginx.js'
@@ -54,12 +53,7 @@ describeEachDatabase('TypeScript client behind a balancer (nginx, its own HTML e
     await impatient?.stop()
     await server?.close()
   })
-  const stopUpstream = async () => {
-    if (!upstream?.server.listening) return
-    upstream.server.closeAllConnections()
-    upstream.server.close()
-    await once(upstream.server, 'close')
-  }
+  const stopUpstream = async () => upstream?.close()
 
   it('answers 502 text/html while the upstream is down (what the client meets)', async () => {
     const response = await fetch(`${baseUrl}/pets`, { headers: { authorization: `Bearer ${server.key}` } })

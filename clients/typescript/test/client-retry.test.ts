@@ -50,8 +50,7 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       assert.match(proxy.attempts[0]?.idempotencyKey ?? '', UUID)
       assert.equal(await countNamed(server, 'late riser'), 1)
     } finally {
-      proxy.server.closeAllConnections()
-      proxy.server.close()
+      await proxy.close()
     }
   })
 
@@ -72,8 +71,7 @@ describeEachDatabase('TypeScript client retries on network errors', (database) =
       assert.equal(proxy.attempts[1]?.idempotencyKey, proxy.attempts[0]?.idempotencyKey)
       assert.equal(await countNamed(server, 'lost answer'), 1)
     } finally {
-      proxy.server.closeAllConnections()
-      proxy.server.close()
+      await proxy.close()
     }
   })
 
@@ -116,8 +114,7 @@ describe('TypeScript client retries on 429', () => {
     assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'the one request of this minute')
   })
   after(async () => {
-    proxy.server.closeAllConnections()
-    proxy.server.close()
+    await proxy.close()
     await server.close()
   })
 
@@ -216,8 +213,7 @@ describe('TypeScript client retries on 409', {
       assert.ok(events[0]?.error instanceof AnimalStoreError && events[0].error.code === 'idempotency_key_in_flight')
       assert.equal(await countNamed(server, 'waited its turn'), 1)
     } finally {
-      proxy.server.closeAllConnections()
-      proxy.server.close()
+      await proxy.close()
     }
   })
 })
@@ -254,8 +250,7 @@ describe('TypeScript client retries on 503', {
       assert.match([...keys][0] ?? '', UUID)
       assert.equal(await countNamed(own.server, 'outage'), 1)
     } finally {
-      proxy.server.closeAllConnections()
-      proxy.server.close()
+      await proxy.close()
     }
   })
 })

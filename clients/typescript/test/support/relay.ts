@@ -26,11 +26,14 @@ export interface Withheld {
   how: 'drop' | 'hold'
 }
 
-/** A forwarding relay to `target`; `listen(port)` starts it (0 = any port) and resolves to its port. */
+/**
+ * A forwarding relay to `target`; `listen(port)` starts it (0 = any port) and resolves to its port;
+ * `close()` ends its connections and resolves once it is closed (at once when it is not listening).
+ */
 export function relay(
   target: string,
   withheld: Withheld = { count: 0, how: 'drop' },
-): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number> } {
+): { attempts: Attempt[]; server: Server; listen(port: number): Promise<number>; close(): Promise<void> } {
   const attempts: Attempt[] = []
   const server = createServer((incoming, outgoing) => {
     const upstream = forward(
@@ -63,6 +66,12 @@ export function relay(
       server.listen(port, '127.0.0.1')
       await once(server, 'listening')
       return (server.address() as AddressInfo).port
+    },
+    async close() {
+      if (!server.listening) return
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
     },
   }
 }

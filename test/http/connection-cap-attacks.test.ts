@@ -12,7 +12,7 @@ import { tempDir } from '../../scripts/lib/test-server.js'
 import { LINGER_MS } from '../../src/http/connection/lingering-close.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { METRICS_MAX_CONNECTIONS } from '../../src/http/observability/metrics-server.js'
-import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe, within } from '../support/cli-process.js'
+import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, serveMetric, startServe, within } from '../support/cli-process.js'
 
 const KEY = 'connection-cap-attacks-key-0123456789'
 const CAP = 50
@@ -156,12 +156,6 @@ function sendAndKeepSending(head: string): (socket: Socket) => void {
   }
 }
 
-/** The value of `name` (a metric without labels) in the service's GET /metrics. */
-async function metric(server: ServeProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${server.metricsOrigin}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
-}
-
 /** Resolves once the service's count of open client connections satisfies `wanted` (polled every 100 ms); rejects after `ms`. */
 async function connectionsUntil(
   server: ServeProcess,
@@ -170,7 +164,7 @@ async function connectionsUntil(
   what: string,
 ): Promise<void> {
   const settled = (async () => {
-    while (!wanted(await metric(server, 'http_server_connections'))) await delay(100)
+    while (!wanted(await serveMetric(server, 'http_server_connections'))) await delay(100)
   })()
   await within(settled, ms, what)
 }

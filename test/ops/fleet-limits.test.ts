@@ -10,7 +10,16 @@ import { type RedisServer, startRedisServer } from '../../scripts/lib/redis-serv
 import { freshDatabase, TEST_DATABASES, type TestDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { WINDOW_MS } from '../../src/http/pipeline/rate-limit.js'
 import { LOG_FLUSH_MS } from '../../src/logger.js'
-import { assertBuilt, cliEnv, jsonLines, killLeftovers, type ServeProcess, startServe, within } from '../support/cli-process.js'
+import {
+  assertBuilt,
+  cliEnv,
+  jsonLines,
+  killLeftovers,
+  type ServeProcess,
+  serveMetric,
+  startServe,
+  within,
+} from '../support/cli-process.js'
 
 const LIMIT = 30
 const UNAVAILABLE = 'rate-limit store unavailable'
@@ -80,11 +89,6 @@ async function untilFleetWide(a: ServeProcess, b: ServeProcess, keys: string[], 
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error(`not fleet-wide again after ${keys.length} probes`)
-}
-
-async function metric(server: ServeProcess, name: string): Promise<number> {
-  const text = await (await fetch(`${server.metricsOrigin}/metrics`)).text()
-  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
 }
 
 describe('fleet-wide rate limits (RATE_LIMIT_STORE_URL, a real redis-server)', () => {
@@ -226,8 +230,8 @@ describe('fleet-wide rate limits (RATE_LIMIT_STORE_URL, a real redis-server)', (
           await Promise.all([a, b].map((server) => server.waitForLine(/rate-limit store unavailable/)))
           await answered(killedAt + 40)
           for (const server of [a, b]) {
-            assert.equal(await metric(server, 'animal_store_rate_limit_store_up'), 0)
-            assert.ok((await metric(server, 'animal_store_rate_limit_store_fallbacks_total')) > 0)
+            assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_up'), 0)
+            assert.ok((await serveMetric(server, 'animal_store_rate_limit_store_fallbacks_total')) > 0)
           }
 
           await redis.restart()
@@ -248,7 +252,7 @@ describe('fleet-wide rate limits (RATE_LIMIT_STORE_URL, a real redis-server)', (
             const warnings = jsonLines(server.stdout()).filter((line) => String(line.msg).startsWith(UNAVAILABLE))
             assert.equal(warnings.length, 1, 'one warning per outage')
             assert.equal(warnings[0]?.level, 40)
-            assert.equal(await metric(server, 'animal_store_rate_limit_store_up'), 1)
+            assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_up'), 1)
           }
         } finally {
           loading = false

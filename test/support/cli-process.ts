@@ -249,3 +249,9 @@ export function jsonLines(text: string): Array<Record<string, unknown>> {
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>)
 }
+
+/** The value of the unlabelled sample `name` on `server`'s metrics listener (NaN when absent); throws after 5 s. */
+export async function serveMetric(server: ServeProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${server.metricsOrigin}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+}

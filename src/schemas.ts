@@ -1,6 +1,6 @@
 // The contract's data shapes (docs/specification.md, Resources), as TypeBox schemas: the one source
-// for request validation, TypeScript types, openapi.json and the Pet members (and their order) the
-// database renders into the Pet and Pets bodies (store/pet-columns.ts, store/pet-sql.ts).
+// for request validation, TypeScript types, openapi.json and the Pet members (and their order) of the
+// Pet and Pets bodies (store/pet-columns.ts, store/pet-sql.ts, store/pet-json.ts).
 import { type Static, Type } from '@sinclair/typebox'
 import type { Int64Text, Int64Value } from './int64.js'
 

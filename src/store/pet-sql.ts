@@ -1,8 +1,10 @@
 // The SQL of every pet statement on the request path (and of the idempotency sweep and readiness's
 // probe write), built once with Kysely from the Pet schema's members (pet-columns.ts) and compiled
-// for the store's dialect. The database renders the response
-// JSON itself (as PostgREST does): a page is one statement whose value is the Pets body, a pet one
-// whose value is the Pet body, the members in the schema's order, int64 as its exact digits.
+// for the store's dialect. Where a body is made follows where work is cheapest: SQLite, inside the
+// process, renders the response JSON itself (a page is one statement whose value is the Pets body,
+// a pet one whose value is the Pet body, the members in the schema's order, int64 as its exact
+// digits); PostgreSQL, the one part of a fleet that does not scale out, returns plain rows of the
+// members, which the instance renders (pet-json.ts).
 import {
   type Compilable,
   DummyDriver,
@@ -45,28 +47,13 @@ function compile<N extends string>(query: Compilable): CompiledStatement<N> {
   })
 }
 
-// The one place the dialects differ: how a row of Pet members (a from-item named `alias`) becomes a
-// JSON object, and a set of them a JSON array ordered by id. SQLite's json_object and PostgreSQL's
-// to_json both write the compact form JSON.stringify writes; json_agg would add spaces and newlines.
-interface Render {
-  object(alias: string): RawBuilder<string>
-  array(alias: string): RawBuilder<string>
-}
+// SQLite's JSON of a row of Pet members (a from-item named `alias`): json_object writes the compact
+// form JSON.stringify writes.
 const sqliteObject = (alias: string) =>
   sql<string>`json_object(${sql.join(PET_MEMBERS.flatMap((member) => [sql.lit(member), sql.ref(`${alias}.${member}`)]))})`
-const RENDER: Record<SqlDialect, Render> = {
-  sqlite: {
-    object: sqliteObject,
-    // In the page subquery's order, as Kysely's jsonArrayFrom does: SQLite reads the ordered
-    // subquery as a co-routine, and an `order by` inside the aggregate would sort the rows again.
-    array: (alias) => sql<string>`json_group_array(${sqliteObject(alias)})`,
-  },
-  postgres: {
-    object: (alias) => sql<string>`to_json(${sql.table(alias)})::text`,
-    array: (alias) =>
-      sql<string>`coalesce('[' || string_agg(to_json(${sql.table(alias)})::text, ',' order by ${sql.ref(`${alias}.id`)}) || ']', '[]')`,
-  },
-}
+// In the page subquery's order, as Kysely's jsonArrayFrom does: SQLite reads the ordered subquery as
+// a co-routine, and an `order by` inside the aggregate would sort the rows again.
+const sqliteArray = (alias: string) => sql<string>`json_group_array(${sqliteObject(alias)})`
 
 // SQLite's planner reads the value bound to a LIMIT, and to a comparison with an indexed column (in
 // builds with STAT4, as better-sqlite3's), and then prepares the statement again whenever a new value
@@ -77,9 +64,9 @@ function unplanned<N extends string>(dialect: SqlDialect, name: N, type: 'intege
   return dialect === 'sqlite' ? sql`cast(${new Slot(name)} as ${sql.raw(type)})` : slot(name)
 }
 
-/** The Pet members as selections from `table` (rows of `pets`), each aliased by its member name, in the schema's order. */
-function petSelection(table = 'pets') {
-  return PET_MEMBERS.map((member) => sql.ref(`${table}.${PET_COLUMNS[member]}`).as(member))
+/** The Pet members as selections from `pets`, each aliased by its member name, in the schema's order. */
+function petSelection() {
+  return PET_MEMBERS.map((member) => sql.ref(`pets.${PET_COLUMNS[member]}`).as(member))
 }
 
 /** The four listPets statements: with or without a status filter, first page or after a cursor. */
@@ -96,60 +83,58 @@ export function listVariant(query: PetPageQuery): ListVariant {
 type PageValue = 'limit' | 'status' | 'afterId'
 
 /**
- * The row of a page statement: `body`, the Pets JSON of at most `limit` pets; `lastId`, the last
- * one's id (null when empty); `more`, whether a pet with a larger id passes the same filter.
+ * The row of an SQLite page statement: `body`, the Pets JSON of at most `limit` pets; `lastId`, the
+ * last one's id (null when empty); `more`, whether a pet with a larger id passes the same filter.
  */
 export interface PageRow {
   body: string
-  lastId: bigint | string | null
-  more: boolean | bigint | number
+  lastId: bigint | null
+  more: bigint
 }
 
 function pageStatement(db: Kysely<Database>, dialect: SqlDialect, variant: ListVariant) {
   const byStatus = variant.startsWith('status')
   const after = variant.endsWith('after')
-  // The keyset: this filter, ordered by id. The page is its first `limit` rows; a next page exists
-  // when it has a row past them (an index walk of `limit` entries, no row read).
+  // The keyset: this filter, ordered by id.
   const keyset = <Q extends SelectQueryBuilder<Database, 'pets', object>>(query: Q) =>
     query
       .$if(byStatus, (q) => q.where('pets.status', '=', unplanned(dialect, 'status', 'text')))
       .$if(after, (q) => q.where('pets.id', '>', slot('afterId')))
       .orderBy('pets.id') as Q
-  return db
-    .selectFrom((qb) =>
-      keyset(qb.selectFrom('pets').select(petSelection()))
-        .limit(unplanned(dialect, 'limit', 'integer'))
-        .as('page'),
-    )
-    .select([
-      RENDER[dialect].array('page').as('body'),
-      sql<bigint | string | null>`max(${sql.ref('page.id')})`.as('lastId'),
-      (eb) =>
-        eb
-          .exists(
-            keyset(db.selectFrom('pets').select(sql<number>`1`.as('one')))
-              .limit(1)
-              .offset(slot('limit')),
-          )
-          .as('more'),
-    ])
+  const page = keyset(db.selectFrom('pets').select(petSelection())).limit(unplanned(dialect, 'limit', 'integer'))
+  // PostgreSQL: the rows themselves; the store asks for one row past the page, which tells whether
+  // a next page exists without a second walk of the index.
+  if (dialect === 'postgres') return page
+  // SQLite: the page is its first `limit` rows; a next page exists when it has a row past them (an
+  // index walk of `limit` entries, no row read).
+  return db.selectFrom(page.as('page')).select([
+    sqliteArray('page').as('body'),
+    sql<bigint | null>`max(${sql.ref('page.id')})`.as('lastId'),
+    (eb) =>
+      eb
+        .exists(
+          keyset(db.selectFrom('pets').select(sql<number>`1`.as('one')))
+            .limit(1)
+            .offset(slot('limit')),
+        )
+        .as('more'),
+  ])
 }
 
 function findStatement(db: Kysely<Database>, dialect: SqlDialect) {
-  return db
-    .selectFrom((qb) => qb.selectFrom('pets').select(petSelection()).where('pets.id', '=', slot('id')).as('pet'))
-    .select(RENDER[dialect].object('pet').as('body'))
+  const pet = db.selectFrom('pets').select(petSelection()).where('pets.id', '=', slot('id'))
+  return dialect === 'postgres' ? pet : db.selectFrom(pet.as('pet')).select(sqliteObject('pet').as('body'))
 }
 
 /** The request path's pet statements for one dialect, compiled once (the store prepares them once per connection). */
 export interface PetStatements {
-  /** One page per variant; row: PageRow. */
+  /** One page per variant. SQLite's row: PageRow. PostgreSQL's rows: the page's pets, each a row of Pet members (pet-json.ts PetRow), at most `limit`. */
   list: ReadonlyMap<ListVariant, CompiledStatement<PageValue>>
-  /** The Pet body of one id, `{ body }`, or no row. */
+  /** The pet of one id, or no row. SQLite's row: `{ body }`, its Pet JSON. PostgreSQL's: a row of Pet members. */
   find: CompiledStatement<'id'>
   /**
-   * Inserts one pet. PostgreSQL's row: `{ id, body }`, the new pet rendered by the same statement
-   * (SQLite: the run's lastInsertRowid; its writes render with `find` in the same transaction).
+   * Inserts one pet. PostgreSQL's row: the new pet's row of Pet members, returned by the same
+   * statement (SQLite: the run's lastInsertRowid; its writes render with `find` in the same transaction).
    */
   insert: CompiledStatement<NewPetMember>
   /** Claims an Idempotency-Key (new, or expired before `expiredBefore`); a row only when this request now owns it. */
@@ -222,10 +207,7 @@ export function compilePetStatements(dialect: SqlDialect): PetStatements {
     // failed COMMIT (SQLITE_FULL) would go unreported; run() steps to the end and throws it.
     insert: compile(
       dialect === 'postgres'
-        ? db
-            .with('inserted', (w) => w.insertInto('pets').values(newPet).returningAll())
-            .selectFrom((qb) => qb.selectFrom('inserted').select(petSelection('inserted')).as('pet'))
-            .select([sql.ref('pet.id').as('id'), RENDER[dialect].object('pet').as('body')])
+        ? db.insertInto('pets').values(newPet).returning(petSelection())
         : db.insertInto('pets').values(newPet),
     ),
     ...compileIdempotencyStatements(db, dialect),

@@ -31,8 +31,8 @@ interface PetPage {
 }
 
 /**
- * A pet just created: its id and its Pet body, rendered by the database in the create's own
- * transaction, so the 201 needs no read after the commit (a read that could fail, and turn a
+ * A pet just created: its id and its Pet body, as the create's own transaction wrote it
+ * (pet-sql.ts, `insert`), so the 201 needs no read after the commit (a read that could fail, and turn a
  * committed create into a 503 its client would retry).
  */
 export interface CreatedPet {

@@ -41,13 +41,24 @@ describeEachDatabase('POST /v1/pets (createPet)', (database) => {
     }
   })
 
-  it('stores the name exactly as sent: spaces, unicode, astral characters, 255 code points', async () => {
-    for (const name of ['  padded  ', 'Ünïcødé 名前', '🐕‍🦺 dog', 'x'.repeat(255), '𝒳'.repeat(255), 'a\tb\nc']) {
+  it('stores the name exactly as sent: spaces, unicode, astral characters, escapes, 255 code points', async () => {
+    const names = [
+      '  padded  ',
+      'Ünïcødé 名前',
+      '🐕‍🦺 dog',
+      'x'.repeat(255),
+      '𝒳'.repeat(255),
+      'a\tb\nc',
+      'say "hi" \\ \u0001\u001f\u2028',
+    ]
+    for (const name of names) {
       const response = await create({ name, categoryId: 1 })
       assert.equal(response.status, 201, name)
       assert.equal(response.json.name, name)
       const read = await call(server, 'GET', `/v1/pets/${response.json.id}`)
       assert.equal(read.json.name, name)
+      // The 201 and the read render the same pet to the same bytes.
+      assert.equal(read.text, response.text, name)
     }
   })
 

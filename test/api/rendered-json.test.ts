@@ -1,4 +1,5 @@
-// The Pet and Pets bodies the database renders (store/pet-sql.ts), checked through both databases
+// The Pet and Pets bodies as the store renders them (SQLite: store/pet-sql.ts; PostgreSQL's rows:
+// store/pet-json.ts), checked through both databases
 // at the edge values: exact int64 digits at ±(2^63−1) and −2^63, names with quotes, backslashes,
 // control characters, U+2028/U+2029 and emoji; byte for byte what Fastify's schema serializer
 // writes for the same pets, and valid against the Pet and Pets schemas.
@@ -78,7 +79,7 @@ it('maps every member of the Pet schema to a column, in the schema order', () =>
   for (const member of PET_MEMBERS) assert.ok(PET_COLUMNS[member], `Pet member ${member} has no column`)
 })
 
-describeEachDatabase('Pet and Pets bodies rendered by the database', (database) => {
+describeEachDatabase('Pet and Pets bodies as the store renders them', (database) => {
   const dir = tempDir()
   let store: Store
   let drop: () => Promise<void>
@@ -149,6 +150,16 @@ describeEachDatabase('Pet and Pets bodies rendered by the database', (database) 
       afterId = BigInt(page.lastId as string)
     }
     assert.deepEqual(seen, ROWS)
+  })
+
+  it('says no more follow a page that ends exactly at the last pet, and more when one pet is left out', async () => {
+    const whole = await store.pets.listPets({ limit: ROWS.length })
+    assert.equal(whole.json, await serialize.pets(ROWS))
+    assert.equal(whole.more, false)
+    const short = await store.pets.listPets({ limit: ROWS.length - 1 })
+    assert.equal(short.json, await serialize.pets(ROWS.slice(0, -1)))
+    assert.equal(short.more, true)
+    assert.equal(short.lastId, ROWS.at(-2)?.id.toString())
   })
 
   it('renders an empty page as [] with no last id', async () => {

@@ -1,11 +1,14 @@
-// Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool; the database
-// renders each body, and int8 columns are read as decimal text. Writes are unnamed statements (text
-// and values). Reads (a page, a pet) are named, so each connection parses and plans them once, until
-// a pooler in front shows it does not keep named statements; then they are unnamed too (namedReads).
+// Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool. The database returns
+// plain rows (int8 columns as decimal text, in array row mode) and this instance writes their JSON
+// (pet-json.ts): rendering is work the instances, which scale out, do instead of the one database.
+// Writes are unnamed statements (text and values). Reads (a page, a pet) are named, so each
+// connection parses and plans them once, until a pooler in front shows it does not keep named
+// statements; then they are unnamed too (namedReads).
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idempotency-claim.js'
-import { compilePetStatements, listVariant, type PageRow } from '../pet-sql.js'
+import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
+import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
 
 const STATEMENTS = compilePetStatements('postgres')
@@ -28,17 +31,17 @@ const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
  */
 function namedReads(pool: pg.Pool, onNotKept: () => void) {
   let named = true
-  return async <R extends pg.QueryResultRow>(statement: { sql: string; name: string }, values: unknown[]): Promise<R[]> => {
+  return async (statement: { sql: string; name: string }, values: unknown[]): Promise<PetRow[]> => {
     if (named) {
       try {
-        return (await pool.query<R>({ name: statement.name, text: statement.sql, values })).rows
+        return (await pool.query<PetRow>({ name: statement.name, text: statement.sql, values, rowMode: 'array' })).rows
       } catch (error) {
         if (!NAMED_STATEMENT_NOT_KEPT.has((error as { code?: string }).code ?? '')) throw error
         if (named) onNotKept()
         named = false
       }
     }
-    return (await pool.query<R>(statement.sql, values)).rows
+    return (await pool.query<PetRow>({ text: statement.sql, values, rowMode: 'array' })).rows
   }
 }
 
@@ -62,8 +65,11 @@ export function idempotencyLock(scope: string, key: string): string {
   return createHash('sha256').update(`${scope}\n${key}`).digest().readBigInt64BE(0).toString()
 }
 
-/** One statement: its text and values, resolving to pg's result. */
-type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+/** One statement: its text and values, resolving to pg's result; with `'array'`, to rows of Pet members (PetRow). */
+interface Query {
+  <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
+  (text: string, values: unknown[], rowMode: 'array'): Promise<pg.QueryArrayResult<PetRow>>
+}
 
 /**
  * Runs `work` on one connection checked out of `pool`, every statement within `timeoutMs` (ms) of
@@ -75,8 +81,8 @@ async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query
   const client = await pool.connect()
   const deadline = Date.now() + timeoutMs
   // pg reads a per-statement query_timeout from the query's config; @types/pg does not declare it.
-  const query: Query = (text, values) =>
-    client.query({ text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)
+  const query = ((text: string, values?: unknown[], rowMode?: 'array') =>
+    client.query({ text, values, rowMode, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)) as Query
   try {
     const result = await work(query)
     client.release()
@@ -122,13 +128,14 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
 }
 
 async function insert(query: Query, draft: PetDraft): Promise<CreatedPet> {
-  const { rows } = await query<{ id: string; body: string }>(
+  const { rows } = await query(
     STATEMENTS.insert.sql,
     STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
+    'array',
   )
   const row = rows[0]
   if (!row) throw new Error('insert into pets returned no row')
-  return { id: String(row.id), body: row.body }
+  return { id: row[PET_ROW_ID] as string, body: petJson(row) }
 }
 
 /** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */
@@ -152,18 +159,28 @@ export function postgresPetStore(
 ): PetStore {
   const read = namedReads(pool, onNamedStatementsNotKept)
   // A plain create is one autocommit statement on whichever pool connection is free.
-  const anyConnection: Query = (text, values) => pool.query(text, values)
+  const anyConnection = ((text: string, values?: unknown[], rowMode?: 'array') =>
+    pool.query({ text, values, rowMode } as pg.QueryConfig)) as Query
   return {
     insertPet: (draft) => insert(anyConnection, draft),
     listPets: async (query) => {
       const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')
-      const values = statement.bind({ ...query, afterId: query.afterId === undefined ? undefined : text(query.afterId) })
-      const row = (await read<PageRow>(statement, values))[0]
-      if (!row) throw new Error('listPets: no page row')
-      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
+      // One row past the page: its presence is the next page's.
+      const values = statement.bind({
+        ...query,
+        limit: query.limit + 1,
+        afterId: query.afterId === undefined ? undefined : text(query.afterId),
+      })
+      const rows = await read(statement, values)
+      const count = Math.min(rows.length, query.limit)
+      const last = rows[count - 1]
+      return { json: petsJson(rows, count), lastId: last?.[PET_ROW_ID] ?? undefined, more: rows.length > query.limit }
     },
-    findPet: async (id) => (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) })))[0]?.body,
+    findPet: async (id) => {
+      const row = (await read(READS.find, READS.find.bind({ id: text(id) })))[0]
+      return row === undefined ? undefined : petJson(row)
+    },
     insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.

@@ -130,7 +130,7 @@ export const VARIABLES = {
     maximum: 10_000_000,
     default: 60_000,
     description:
-      'Requests without a valid API key accepted per client address per minute, per process (or fleet-wide with `RATE_LIMIT_STORE_URL`), {range} (0 = no limit); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.',
+      "Requests without a valid API key accepted per client address per minute, per process (or fleet-wide with `RATE_LIMIT_STORE_URL`), {range} (0 = no limit); each 401 carries the address's `RateLimit` fields (policy `auth`); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.",
   }),
   // Above any balancer's pool, below what the default file-descriptor limit and memory allow.
   MAX_CONNECTIONS: Type.Integer({

@@ -1,9 +1,11 @@
 // Bearer authentication (docs/specification.md, Authentication; RFC 6750): required on every
 // operation, checked before any other outcome under /v1, with a WWW-Authenticate challenge on every 401.
 import assert from 'node:assert/strict'
+import { Agent, request } from 'node:http'
 import { after, before, it } from 'node:test'
 import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
 import { createKey } from '../../src/commands/keys.js'
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from '../../src/config.js'
 
 const CHALLENGE = 'Bearer realm="animal-store"'
 const INVALID_CHALLENGE = /^Bearer realm="animal-store", error="invalid_token"/
@@ -116,6 +118,42 @@ describeEachDatabase('bearer authentication', (database) => {
       const response = await call(server, 'GET', path, { key: null })
       assert.equal(response.status, 200, path)
     }
+  })
+
+  it("gives each 401 the address's RateLimit fields (policy auth), one fewer left each time", async () => {
+    const first = await call(server, 'GET', '/v1/pets', { key: null })
+    const second = await call(server, 'GET', '/v1/pets', { key: `ask_${'B'.repeat(43)}` })
+    for (const response of [first, second]) {
+      assert.equal(response.status, 401)
+      assert.equal(response.headers.get('ratelimit-policy'), `auth;q=${DEFAULT_AUTH_FAILURES_PER_MINUTE};w=60`)
+    }
+    const remaining = (response: typeof first) =>
+      Number(/^auth;r=(\d+);t=\d+$/.exec(response.headers.get('ratelimit') ?? '')?.[1])
+    assert.ok(remaining(first) < DEFAULT_AUTH_FAILURES_PER_MINUTE, first.headers.get('ratelimit') ?? 'no RateLimit')
+    assert.equal(remaining(second), remaining(first) - 1)
+  })
+
+  it('keeps the connection of a 401 that left no body unread, and answers the next request on it', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ status: number | undefined; reused: boolean }>((resolve, reject) => {
+        const sent = request(`${server.origin}/v1/pets?limit=1`, { agent, headers }, (response) => {
+          response.resume().on('end', () => resolve({ status: response.statusCode, reused: sent.reusedSocket }))
+        })
+        sent.on('error', reject).end()
+      })
+    try {
+      assert.deepEqual(await get({}), { status: 401, reused: false })
+      assert.deepEqual(await get({ authorization: `Bearer ${server.key}` }), { status: 200, reused: true })
+    } finally {
+      agent.destroy()
+    }
+  })
+
+  it('closes the connection of a 401 to a request whose body it did not read', async () => {
+    const response = await call(server, 'POST', '/v1/pets', { key: null, body: { name: 'x', categoryId: 1 } })
+    assert.equal(response.status, 401)
+    assert.equal(response.headers.get('connection'), 'close')
   })
 
   it('never echoes the presented key in the response', async () => {

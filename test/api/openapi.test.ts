@@ -73,7 +73,7 @@ describe('OpenAPI document', () => {
     assert.match(openapi.info.description, /404 `not_found`/)
   })
 
-  it('documents X-Request-Id and Cache-Control on every response, RateLimit once the key is accepted, Retry-After on 409, 429 and 503', () => {
+  it('documents X-Request-Id and Cache-Control on every response, RateLimit on every one read (401 too), Retry-After on 409, 429 and 503', () => {
     for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { headers: object }> }>>(
       openapi.paths,
     )) {
@@ -83,8 +83,8 @@ describe('OpenAPI document', () => {
           const where = `${method} ${path} ${status}`
           for (const name of ['X-Request-Id', 'Cache-Control', 'X-Content-Type-Options'])
             assert.ok(names.includes(name), `${where} ${name}`)
-          const keyed = !['401', '408', '431'].includes(status)
-          assert.equal(names.includes('RateLimit') && names.includes('RateLimit-Policy'), keyed, `${where} RateLimit`)
+          const read = !['408', '431'].includes(status)
+          assert.equal(names.includes('RateLimit') && names.includes('RateLimit-Policy'), read, `${where} RateLimit`)
           assert.equal(names.includes('Retry-After'), ['409', '429', '503'].includes(status), `${where} Retry-After`)
         }
       }

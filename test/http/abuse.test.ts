@@ -1,6 +1,6 @@
 // Abuse paths closed on the request path: bodies sent to early answers are read only within the
 // lingering bounds (LINGER_BYTES, LINGER_MS), `100 Continue` only after authentication and for a body
-// within the limit, 401 closes the connection, and a key created while servers run works at once for
+// within the limit, a 401 keeps a connection with no unread body, and a key created while servers run works at once for
 // concurrent first uses, even during a flood of made-up keys.
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -159,12 +159,12 @@ describeEachDatabase('abuse paths on the request path', (database) => {
     assert.match(await readFor(server, within, 300), /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'a body at the limit is wanted')
   })
 
-  it('keeps a kept-alive connection open for valid requests, and closes it after a 401', async () => {
+  it('keeps a kept-alive connection open for valid requests, and after a 401 that left no body unread', async () => {
     const ok = await call(server, 'GET', '/v1/pets')
     assert.equal(ok.headers.get('connection'), 'keep-alive')
     const refused = await call(server, 'GET', '/v1/pets', { key: 'not-a-valid-key-0123456789' })
     assert.equal(refused.status, 401)
-    assert.equal(refused.headers.get('connection'), 'close')
+    assert.equal(refused.headers.get('connection'), 'keep-alive')
   })
 
   it('accepts a key created while the server runs on every one of its concurrent first uses', async () => {
@@ -227,6 +227,8 @@ describeEachDatabase('limits on traffic without a valid key', (database) => {
     assert.equal(limited.json.code, 'rate_limited')
     assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/)
     assert.equal(limited.headers.get('connection'), 'close')
+    assert.equal(limited.headers.get('ratelimit-policy'), 'auth;q=5;w=60')
+    assert.equal(limited.headers.get('ratelimit'), `auth;r=0;t=${limited.headers.get('retry-after')}`)
     assert.equal((await call(server, 'GET', '/v1/pets')).status, 200, 'a valid key from the same address is served')
   })
 

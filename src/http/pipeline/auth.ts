@@ -13,12 +13,11 @@ export type { KeyIdentity } from './key-cache.js'
 const REALM = 'Bearer realm="animal-store"'
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
-// A refused client's connection is closed: it cannot idle on a keep-alive socket or keep trying keys on it.
-const MISSING_CHALLENGE = { 'www-authenticate': REALM, connection: 'close' }
-const INVALID_CHALLENGE = {
-  'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"`,
-  connection: 'close',
-}
+// A refused client keeps its connection when it left no body unread (request-pipeline.ts closes it
+// otherwise): closing made every guess pay for a new connection, the server's cost more than the
+// client's, and guessing is bounded per address by AUTH_FAILURES_PER_MINUTE (rate-limit.ts).
+const MISSING_CHALLENGE = { 'www-authenticate': REALM }
+const INVALID_CHALLENGE = { 'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"` }
 
 /** The RFC 6750 §3.1 challenge of a 403 `insufficient_scope`, naming the scope the operation needs. */
 export function insufficientScopeChallenge(required: KeyScope): string {

@@ -1,6 +1,7 @@
 // Rate limits over a fixed one-minute window: per API key (429 `rate_limited` with Retry-After, and
 // the IETF RateLimit-Policy / RateLimit fields of draft-ietf-httpapi-ratelimit-headers on every
-// authenticated response), and per client address for requests that fail authentication. Counted
+// authenticated response, policy `default`), and per client address for requests that fail
+// authentication (the same fields on each 401 and its 429, policy `auth`). Counted
 // in this process's memory, synchronously (they run inside the one request step that also
 // authenticates, request-pipeline.ts, without a promise turn), or fleet-wide through the shared
 // store (fleet-budget.ts), where only a request that finds its process's lease empty waits.
@@ -9,7 +10,9 @@ import { ApiError } from '../errors.js'
 
 /** The window of both limits, in ms. */
 export const WINDOW_MS = 60_000
-const POLICY = 'default'
+
+/** The RateLimit policy names (draft-ietf-httpapi-ratelimit-headers): an API key's limit, and an address's failed authentications. */
+export const RATE_LIMIT_POLICIES = ['default', 'auth'] as const
 
 /**
  * The outcome of counting one event: whether it is within the limit, how many more the window
@@ -64,15 +67,25 @@ export type Refusal = ApiError | undefined | Promise<ApiError | undefined>
  */
 export type RateLimiter = (client: string, perMinute: number, reply: FastifyReply) => Refusal
 
+// The RateLimit-Policy and RateLimit fields of one count against `quota` under `policy`.
+function setRateLimitFields(
+  reply: FastifyReply,
+  policy: (typeof RATE_LIMIT_POLICIES)[number],
+  quota: number,
+  { remaining, resetSeconds }: Count,
+): void {
+  reply.header('ratelimit-policy', `${policy};q=${quota};w=${WINDOW_MS / 1000}`)
+  reply.header('ratelimit', `${policy};r=${remaining};t=${resetSeconds}`)
+}
+
 /**
  * A limiter per API key per fixed window over `counter`: this process's own (every instance and
  * worker counts on its own) unless a shared one (fleet-budget.ts) is given.
  */
 export function createRateLimiter(counter: BudgetCounter = createLocalCounter()): RateLimiter {
-  const decide = (perMinute: number, reply: FastifyReply, { allowed, remaining, resetSeconds }: Count) => {
-    reply.header('ratelimit-policy', `${POLICY};q=${perMinute};w=${WINDOW_MS / 1000}`)
-    reply.header('ratelimit', `${POLICY};r=${remaining};t=${resetSeconds}`)
-    return allowed ? undefined : rateLimited(resetSeconds)
+  const decide = (perMinute: number, reply: FastifyReply, count: Count) => {
+    setRateLimitFields(reply, 'default', perMinute, count)
+    return count.allowed ? undefined : rateLimited(count.resetSeconds)
   }
   return (client, perMinute, reply) => {
     const count = counter(client, perMinute)
@@ -81,23 +94,29 @@ export function createRateLimiter(counter: BudgetCounter = createLocalCounter())
 }
 
 /**
- * Counts one failed authentication (no key, or a key that is not valid) from `address`; refuses
- * with ApiError `rate_limited` (with Retry-After) to answer instead of the 401 once the address is
- * past its quota.
+ * Counts one failed authentication (no key, or a key that is not valid) from `address` and sets the
+ * address's RateLimit fields (policy `auth`) on `reply`; refuses with ApiError `rate_limited` (with
+ * Retry-After) to answer instead of the 401 once the address is past its quota.
  */
-export type AuthFailureLimiter = (address: string) => Refusal
+export type AuthFailureLimiter = (address: string, reply: FastifyReply) => Refusal
 
-/** A limiter of `perMinute` failed authentications per client address per fixed window, over `counter` (as createRateLimiter). */
+/**
+ * A limiter of `perMinute` failed authentications per client address per fixed window, over `counter`
+ * (as createRateLimiter). Its 429 closes the connection: an address past its quota gets no kept-alive
+ * socket to go on guessing on.
+ */
 export function createAuthFailureLimiter(perMinute: number, counter: BudgetCounter = createLocalCounter()): AuthFailureLimiter {
-  const decide = ({ allowed, resetSeconds }: Count) =>
-    allowed
+  const decide = (reply: FastifyReply, count: Count) => {
+    setRateLimitFields(reply, 'auth', perMinute, count)
+    return count.allowed
       ? undefined
-      : rateLimited(resetSeconds, {
+      : rateLimited(count.resetSeconds, {
           message: 'Too many requests without a valid API key from this address. Retry after the time in Retry-After.',
           headers: { connection: 'close' },
         })
-  return (address) => {
+  }
+  return (address, reply) => {
     const count = counter(address, perMinute)
-    return count instanceof Promise ? count.then(decide) : decide(count)
+    return count instanceof Promise ? count.then((settled) => decide(reply, settled)) : decide(reply, count)
   }
 }

@@ -139,9 +139,9 @@ function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, not
   }
 
   // A failed authentication is answered 401, or 429 once its address has failed too often this minute.
-  const refuse = (request: FastifyRequest, error: unknown): unknown => {
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: unknown): unknown => {
     if (!(error instanceof ApiError) || error.statusCode !== 401 || !limitAuthFailures) return error
-    const limited = limitAuthFailures(clientAddress(request))
+    const limited = limitAuthFailures(clientAddress(request), reply)
     return limited instanceof Promise ? limited.then((settled) => settled ?? error) : (limited ?? error)
   }
 
@@ -157,12 +157,12 @@ function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, not
     try {
       identity = authenticate(request.headers.authorization, keys)
     } catch (error) {
-      return finish(refuse(request, error))
+      return finish(refuse(request, reply, error))
     }
     if (identity instanceof Promise) {
       identity.then(
         (known) => finish(admit(request, reply, config.scope, known)),
-        (error: unknown) => finish(refuse(request, error)),
+        (error: unknown) => finish(refuse(request, reply, error)),
       )
     } else {
       finish(admit(request, reply, config.scope, identity))

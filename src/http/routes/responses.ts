@@ -10,6 +10,7 @@ import { ERROR_CODES, type ErrorCode } from '../errors.js'
 import { API_HEADERS } from '../pipeline/api-headers.js'
 import { CHALLENGES, insufficientScopeChallenge } from '../pipeline/auth.js'
 import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'
+import { RATE_LIMIT_POLICIES } from '../pipeline/rate-limit.js'
 import { MAX_REQUEST_ID_LENGTH } from '../pipeline/request-id.js'
 
 /** The bounds of a header's value in the document (OpenAPI Schema Object keywords). */
@@ -74,19 +75,26 @@ const UNREAD = new Set([408, 431])
 const RETRY_AFTER_LIMITS = { maxLength: 3, pattern: '^[0-9]+$' }
 
 /**
- * Sent on every response once the key is accepted (not on a 401, nor on a 408 or 431, answered
- * before the request was read), while the key's rate limit (its own, else RATE_LIMIT_PER_MINUTE) is not 0.
+ * Sent on every response once the key is accepted (policy `default`), while the key's rate limit (its
+ * own, else RATE_LIMIT_PER_MINUTE) is not 0; and on a 401 and the 429 that replaces it (policy `auth`),
+ * the client address's failed authentications, while AUTH_FAILURES_PER_MINUTE is not 0. Not on a 408
+ * or 431, answered before the request was read.
  */
 // A limit has at most as many digits as MAX_RATE_LIMIT_PER_MINUTE; a window is 60 s.
 const LIMIT_DIGITS = String(MAX_RATE_LIMIT_PER_MINUTE).length
+const POLICY = `(?:${RATE_LIMIT_POLICIES.join('|')})`
+const POLICY_LENGTH = Math.max(...RATE_LIMIT_POLICIES.map((policy) => policy.length))
 const RATE_LIMIT: Record<string, Header> = {
   RateLimit: header(
-    'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets.',
-    { maxLength: 'default;r=;t=60'.length + LIMIT_DIGITS, pattern: `^default;r=[0-9]{1,${LIMIT_DIGITS}};t=[0-9]{1,2}$` },
+    'draft-ietf-httpapi-ratelimit-headers: `default;r=REMAINING;t=SECONDS`, requests left for this key in the current window and the seconds until it resets; on a 401 (and the 429 that replaces it once the address is past its quota) `auth;r=REMAINING;t=SECONDS`, the failed authentications this client address has left.',
+    {
+      maxLength: POLICY_LENGTH + ';r=;t=60'.length + LIMIT_DIGITS,
+      pattern: `^${POLICY};r=[0-9]{1,${LIMIT_DIGITS}};t=[0-9]{1,2}$`,
+    },
   ),
   'RateLimit-Policy': header(
-    "draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's.",
-    { maxLength: 'default;q=;w=60'.length + LIMIT_DIGITS, pattern: `^default;q=[0-9]{1,${LIMIT_DIGITS}};w=60$` },
+    "draft-ietf-httpapi-ratelimit-headers: `default;q=QUOTA;w=60`, this key's quota per 60-second window: its own rate limit when it has one, else the service's; on a 401 `auth;q=QUOTA;w=60`, the failed authentications a client address may make per window (`AUTH_FAILURES_PER_MINUTE`).",
+    { maxLength: POLICY_LENGTH + ';q=;w=60'.length + LIMIT_DIGITS, pattern: `^${POLICY};q=[0-9]{1,${LIMIT_DIGITS}};w=60$` },
   ),
 }
 
@@ -124,13 +132,10 @@ export const SHARED_HEADERS: Record<string, Header> = {
   'WWW-Authenticate': WWW_AUTHENTICATE,
 }
 
-/** Statuses answered before the key is accepted: without the RateLimit fields. */
-const BEFORE_THE_KEY = new Set([401, ...UNREAD])
-
 /** Every header of a response with `status`, given the operation's own `extra` (Link, Location, …). */
 function headersFor(status: number, extra: Record<string, Header>): Record<string, Header> {
-  const cors = UNREAD.has(status) ? {} : CORS
-  return { ...EVERY_RESPONSE, ...cors, ...(BEFORE_THE_KEY.has(status) ? {} : RATE_LIMIT), ...HEADERS[status], ...extra }
+  const read = !UNREAD.has(status)
+  return { ...EVERY_RESPONSE, ...(read && CORS), ...(read && RATE_LIMIT), ...HEADERS[status], ...extra }
 }
 
 /** The ETag of a 200 that can be asked for conditionally (RFC 9110 §8.8.3). */

@@ -6,7 +6,7 @@ import { type DestinationStream, type Logger, pino } from 'pino'
 import sonicBoom from 'sonic-boom'
 import type { LogLevel } from './config.js'
 
-/** Bytes of log lines gathered before one write to stdout. */
+/** Characters of log lines gathered before one write to stdout (bytes, for the ASCII lines the service writes). */
 export const LOG_BATCH_BYTES = 4096
 /** Longest a log line waits for its batch, in ms. */
 export const LOG_FLUSH_MS = 1000
@@ -47,14 +47,15 @@ export function stdoutFailures(): number {
   return failures
 }
 
-// One buffer for every line, in order, shared by every logger of the process (one stdout); `dedupe`
-// sends each line to the stream with the highest level it reaches (pino has already dropped lines
-// below LOG_LEVEL), so an error or fatal line goes through the second stream only, which flushes the
-// buffer with it. The batch is written synchronously, as pino's own default destination writes every
-// line: an asynchronous write leaves sonic-boom appending each new line to the batch in flight and
-// measuring it again (up to 16 KiB copied per line under load, docs/benchmarks.md), and a stalled
-// stdout would grow memory without bound instead of holding the process back. pino flushes only
-// its asynchronous destinations at exit, so the last batch is written here.
+// One batch for every line, in order, shared by every logger of the process (one stdout), gathered
+// here as one string and handed to sonic-boom whole: sonic-boom measures its pending text again
+// (Buffer.byteLength) on every write it is given, which cost more than pino's own work per line
+// (docs/benchmarks.md). pino tells the stream each line's level (`lastLevel`, asked for with
+// needsMetadataGsym): a line at `error` or above is written at once with the batch before it. The
+// batch is written synchronously, as pino's own default destination writes every line: an
+// asynchronous write leaves each new line waiting on the one in flight, and a stalled stdout would
+// grow memory without bound instead of holding the process back. pino flushes only its asynchronous
+// destinations at exit, so the last batch is written here.
 //
 // sonic-boom reports a failed batch write as an 'error' event and throws one from flushSync (5.0.1
 // and later: 4.x retries every error there, every 100 ms, for ever, so a closed pipe froze the
@@ -62,7 +63,8 @@ export function stdoutFailures(): number {
 let stdout: DestinationStream | undefined
 function stdoutDestination(): DestinationStream {
   if (stdout) return stdout
-  const boom = new sonicBoom.SonicBoom({ fd: 1, sync: true, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS })
+  const boom = new sonicBoom.SonicBoom({ fd: 1, sync: true })
+  let batch = ''
   let failed = false
   const fail = (error: unknown) => {
     if (failed) return
@@ -71,36 +73,39 @@ function stdoutDestination(): DestinationStream {
     boom.destroy()
     reportOnStderr(error)
   }
-  const flush = () => {
+  // A batch is one synchronous write (sonic-boom retries EAGAIN, reports other errors as 'error');
+  // `durably` adds sonic-boom's flushSync, which also asks for fsync: for an error line and at exit.
+  const flush = (durably = false) => {
     if (failed) return
+    const lines = batch
+    batch = ''
     try {
-      boom.flushSync()
+      if (lines !== '') boom.write(lines)
+      if (durably && !failed) boom.flushSync()
     } catch (error) {
       fail(error)
     }
   }
   boom.on('error', fail)
-  process.once('exit', flush)
-  const write = (line: string) => {
-    if (!failed) boom.write(line)
+  process.once('exit', () => flush(true))
+  setInterval(flush, LOG_FLUSH_MS).unref()
+  const destination = {
+    /** Set by pino before each write: the level of the line it writes. */
+    lastLevel: 0,
+    write(line: string) {
+      if (failed) return
+      batch += line
+      if (destination.lastLevel >= ERROR_LEVEL) flush(true)
+      else if (batch.length >= LOG_BATCH_BYTES) flush()
+    },
+    [pino.symbols.needsMetadataGsym]: true,
   }
-  stdout = pino.multistream(
-    [
-      { level: 'trace', stream: { write } },
-      {
-        level: 'error',
-        stream: {
-          write(line: string) {
-            write(line)
-            flush()
-          },
-        },
-      },
-    ],
-    { dedupe: true },
-  )
+  stdout = destination
   return stdout
 }
+
+/** pino's numeric level of `error`: lines at it or above are written at once. */
+const ERROR_LEVEL = pino.levels.values.error as number
 
 // Synchronously, as the log lines were: the process may be about to exit. A stderr that is gone too
 // (the same closed pipe) leaves nowhere to say it.

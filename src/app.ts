@@ -14,6 +14,7 @@ import { createRequestRecorder } from './http/observability/request-record.js'
 import { createUnavailableLog } from './http/observability/unavailable-log.js'
 import { authenticate } from './http/pipeline/auth.js'
 import { registerCompression } from './http/pipeline/compression.js'
+import { createPetTags } from './http/pipeline/conditional-requests.js'
 import { registerCors } from './http/pipeline/cors.js'
 import type { FleetBudgets } from './http/pipeline/fleet-budget.js'
 import { parseJsonBody } from './http/pipeline/json-body.js'
@@ -27,7 +28,7 @@ import { type CursorCodec, createCursorCodec } from './http/routes/cursor.js'
 import { healthRoutes } from './http/routes/health.js'
 import { openApiServers, registerOpenApi } from './http/routes/openapi.js'
 import { petRoutes } from './http/routes/pets.js'
-import { BODY_LIMIT_BYTES, RESOURCE_SCHEMAS } from './schemas.js'
+import { BODY_LIMIT_BYTES, Pet, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
 
 /**
@@ -82,6 +83,7 @@ export async function buildApp({
   capConnections(app.server, config.maxConnections)
   if (metrics) observeConnections(metrics.registry, app.server, config.maxConnections)
   const cursors = createCursorCodec(cursorKey)
+  const tags = createPetTags(cursorKey, JSON.stringify(Pet))
   installBodyHandling(app, cursors)
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
@@ -104,6 +106,7 @@ export async function buildApp({
     pets: store.pets,
     linkBase,
     cursors,
+    tags,
     idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
   })
   await app.register(healthRoutes, { ping: () => store.ping() })

@@ -83,11 +83,13 @@ export function listVariant(query: PetPageQuery): ListVariant {
 type PageValue = 'limit' | 'status' | 'afterId'
 
 /**
- * The row of an SQLite page statement: `body`, the Pets JSON of at most `limit` pets; `lastId`, the
- * last one's id (null when empty); `more`, whether a pet with a larger id passes the same filter.
+ * The row of an SQLite page statement: `body`, the Pets JSON of at most `limit` pets; `count`, how
+ * many; `lastId`, the last one's id (null when empty); `more`, whether a pet with a larger id passes
+ * the same filter.
  */
 export interface PageRow {
   body: string
+  count: bigint
   lastId: bigint | null
   more: bigint
 }
@@ -109,6 +111,7 @@ function pageStatement(db: Kysely<Database>, dialect: SqlDialect, variant: ListV
   // index walk of `limit` entries, no row read).
   return db.selectFrom(page.as('page')).select([
     sqliteArray('page').as('body'),
+    sql<bigint>`count(*)`.as('count'),
     sql<bigint | null>`max(${sql.ref('page.id')})`.as('lastId'),
     (eb) =>
       eb

@@ -20,12 +20,13 @@ export interface PetPageQuery {
 }
 
 /**
- * One page as the database rendered it: `json`, the Pets body (members in the Pet schema's order,
- * int64 as exact digits); `lastId`, the id of its last pet; `more`, whether pets follow it (then a
- * next page exists and `lastId` is set).
+ * One page: `json`, the Pets body (members in the Pet schema's order, int64 as exact digits);
+ * `count`, how many pets it holds; `lastId`, the id of its last pet; `more`, whether pets follow it
+ * (then a next page exists and `lastId` is set).
  */
 interface PetPage {
   json: string
+  count: number
   lastId: Int64Text | undefined
   more: boolean
 }

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
-import { call, describeEachDatabase, startServer, type TestServer } from '../../scripts/lib/test-server.js'
+import {
+  call,
+  describeEachDatabase,
+  freshDatabase,
+  startServer,
+  type TestServer,
+  tempDir,
+} from '../../scripts/lib/test-server.js'
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]{22}(-br|-gzip)?"$/
 
@@ -116,6 +123,58 @@ describeEachDatabase('conditional requests (If-None-Match, ETag)', (database) =>
         assert.notEqual(linked.headers.get('etag'), full)
       } finally {
         await own.close()
+      }
+    })
+
+    it('gives a page a new tag when a pet inside its range commits after it was read (an earlier id, last)', async () => {
+      const own = await startServer({ database })
+      try {
+        // Ids as a PostgreSQL sequence hands them out: 15 was taken before 20 but commits after it.
+        const insert = (id: number) =>
+          own.store.db
+            .insertInto('pets')
+            .values({ id: String(id), name: `pet ${id}`, category_id: '1', status: 'available' })
+            .execute()
+        for (const id of [10, 20, 30]) await insert(id)
+        const whole = await call(own, 'GET', '/v1/pets?limit=5')
+        const head = await call(own, 'GET', '/v1/pets?limit=2')
+        await insert(15)
+        for (const [path, before, ids] of [
+          ['/v1/pets?limit=5', whole, [10, 15, 20, 30]],
+          ['/v1/pets?limit=2', head, [10, 15]],
+        ] as const) {
+          const after = await call(own, 'GET', path, { headers: { 'if-none-match': before.headers.get('etag') as string } })
+          assert.equal(after.status, 200, path)
+          assert.deepEqual(
+            after.json.map((pet: { id: number }) => pet.id),
+            ids,
+          )
+          assert.notEqual(after.headers.get('etag'), before.headers.get('etag'), path)
+        }
+      } finally {
+        await own.close()
+      }
+    })
+
+    it('tags a page and a pet alike on every instance of one database, and apart on another database', async () => {
+      const dir = tempDir()
+      const shared = await freshDatabase(database, dir.path)
+      const first = await startServer({ database, databaseConfig: shared.config })
+      const second = await startServer({ database, databaseConfig: shared.config })
+      const elsewhere = await startServer({ database })
+      try {
+        for (const server of [first, elsewhere]) await call(server, 'POST', '/v1/pets', { body: { name: 'same', categoryId: 1 } })
+        for (const path of ['/v1/pets?limit=5', '/v1/pets/1']) {
+          const tags = await Promise.all(
+            [first, second, elsewhere].map(async (server) => (await call(server, 'GET', path)).headers.get('etag')),
+          )
+          assert.equal(tags[1], tags[0], `${path}: the other instance`)
+          assert.notEqual(tags[2], tags[0], `${path}: another database`)
+        }
+      } finally {
+        await Promise.all([first.close(), second.close(), elsewhere.close()])
+        await shared.drop()
+        dir.remove()
       }
     })
 

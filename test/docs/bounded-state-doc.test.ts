@@ -6,7 +6,6 @@ import { METHODS } from 'node:http'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY, DEFAULT_MAX_CONNECTIONS } from '../../src/config.js'
-import { HASH_CACHE_CHARACTERS } from '../../src/http/pipeline/conditional-requests.js'
 import { MAX_CACHED_VERDICTS } from '../../src/http/pipeline/key-cache.js'
 import { MAC_CACHE_ENTRIES } from '../../src/http/routes/cursor.js'
 import { STATEMENT_CACHE_ENTRIES } from '../../src/store/index.js'
@@ -27,7 +26,6 @@ describe('docs/security.md "Bounded state"', () => {
   it('states the bound each cache holds in the code', () => {
     assert.ok(row('Key verdicts').includes(`at most ${n(MAX_CACHED_VERDICTS)} verdicts`))
     assert.ok(row('Cursor MACs').includes(`at most ${n(MAC_CACHE_ENTRIES)} entries`))
-    assert.ok(row('Entity-tag hashes').includes(`at most ${n(HASH_CACHE_CHARACTERS)} characters (1 MiB)`))
     assert.ok(row('Prepared SQLite statements').includes(`at most ${n(STATEMENT_CACHE_ENTRIES)}`))
     assert.ok(row('Request metrics').includes(`the ${METHODS.length} methods Node's parser accepts`))
     assert.ok(row('Connections').includes(`\`MAX_CONNECTIONS\` (${n(DEFAULT_MAX_CONNECTIONS)})`))

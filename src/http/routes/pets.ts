@@ -18,7 +18,7 @@ import {
 import type { CreatedPet, PetDraft, PetStore } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity } from '../pipeline/auth.js'
-import { contentCodingFor, notModified, representationHash } from '../pipeline/conditional-requests.js'
+import { contentCodingFor, notModified, type PetTags } from '../pipeline/conditional-requests.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
@@ -33,13 +33,14 @@ import {
 } from './responses.js'
 
 /**
- * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), and the
- * cursor codec (the same one the validator checks cursors with).
+ * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), the
+ * cursor codec (the same one the validator checks cursors with), and the pets' entity tags.
  */
 export interface PetRoutesOptions {
   pets: PetStore
   linkBase: string
   cursors: CursorCodec
+  tags: PetTags
   /** IDEMPOTENCY_RECORDS_PER_KEY: Idempotency-Key records one API key may hold. */
   idempotencyRecordsPerKey: number
 }
@@ -64,7 +65,7 @@ export async function petRoutes(app: FastifyInstance, options: PetRoutesOptions)
   getPetRoute(app, options)
 }
 
-function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRoutesOptions): void {
+function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags }: PetRoutesOptions): void {
   app.get<{ Querystring: ListPetsQuery }>(
     '/v1/pets',
     {
@@ -99,9 +100,9 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors }: PetRou
         const filter = status === undefined ? '' : `&status=${status}`
         next = `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`
       }
-      // The tag covers the next link too: a page whose rows are unchanged but that gained a next page is new.
-      if (notModified(request, reply, representationHash(page.json, next), contentCodingFor(request, page.json)))
-        return reply.send()
+      // The tag covers the next link too: a page whose pets are unchanged but that gained a next page is new.
+      const tag = tags.page(`${status ?? ''}\n${afterId ?? ''}\n${page.count}\n${page.lastId ?? ''}`, next)
+      if (notModified(request, reply, tag, contentCodingFor(request, page.json))) return reply.send()
       if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
     },
@@ -166,7 +167,7 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
   }
 }
 
-function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions): void {
+function getPetRoute(app: FastifyInstance, { pets, linkBase, tags }: PetRoutesOptions): void {
   app.get<{ Params: PetIdParams }>(
     '/v1/pets/:petId',
     {
@@ -190,10 +191,11 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase }: PetRoutesOptions)
       },
     },
     async (request, reply) => {
-      const pet = await pets.findPet(toBigInt(request.params.petId))
+      const id = toBigInt(request.params.petId)
+      const pet = await pets.findPet(id)
       if (pet === undefined) throw new ApiError('pet_not_found')
       // A pet never changes once created, so its tag stays valid for as long as it exists.
-      if (notModified(request, reply, representationHash(pet), undefined)) return reply.send()
+      if (notModified(request, reply, tags.pet(String(id)), undefined)) return reply.send()
       return reply.type(JSON_CONTENT_TYPE).send(pet)
     },
   )

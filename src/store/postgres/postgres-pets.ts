@@ -175,7 +175,7 @@ export function postgresPetStore(
       const rows = await read(statement, values)
       const count = Math.min(rows.length, query.limit)
       const last = rows[count - 1]
-      return { json: petsJson(rows, count), lastId: last?.[PET_ROW_ID] ?? undefined, more: rows.length > query.limit }
+      return { json: petsJson(rows, count), count, lastId: last?.[PET_ROW_ID] ?? undefined, more: rows.length > query.limit }
     },
     findPet: async (id) => {
       const row = (await read(READS.find, READS.find.bind({ id: text(id) })))[0]

@@ -35,7 +35,12 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
       // A page statement always answers one row (an aggregate over the page).
       const row = page?.prepared.get(...page.compiled.bind(query))
       if (!row) throw new Error('listPets: no page row')
-      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === 1n }
+      return {
+        json: row.body,
+        count: Number(row.count),
+        lastId: row.lastId === null ? undefined : String(row.lastId),
+        more: row.more === 1n,
+      }
     },
     findPet: async (id) => read().find.get(...STATEMENTS.find.bind({ id }))?.body,
   }

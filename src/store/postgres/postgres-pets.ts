@@ -7,6 +7,7 @@ import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idempotency-claim.js'
 import { compilePetStatements, listVariant, type PageRow } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
+import { positionOf, type ReadRouting, type ServerRead } from './read-routing.js'
 
 const STATEMENTS = compilePetStatements('postgres')
 
@@ -26,7 +27,7 @@ const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
  * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
  * again unnamed: a read is one statement outside a transaction, safe to repeat.
  */
-function namedReads(pool: pg.Pool, onNotKept: () => void) {
+export function namedReads(pool: pg.Pool, onNotKept: () => void): ServerRead {
   let named = true
   return async <R extends pg.QueryResultRow>(statement: { sql: string; name: string }, values: unknown[]): Promise<R[]> => {
     if (named) {
@@ -143,14 +144,16 @@ async function probeWrite(query: Query): Promise<void> {
  * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
  * it). A transaction (an Idempotency-Key create, the probe write) takes at most `transactionTimeoutMs`
  * (ms) in all. `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
- * named statements (reads are unnamed from then on).
+ * named statements (reads are unnamed from then on). With `routed` (DATABASE_REPLICA_URLS), reads
+ * go through it to the replicas (read-routing.ts); without, straight to `pool`.
  */
 export function postgresPetStore(
   pool: pg.Pool,
   transactionTimeoutMs: number,
   onNamedStatementsNotKept: () => void = () => {},
+  routed?: ReadRouting['read'],
 ): PetStore {
-  const read = namedReads(pool, onNamedStatementsNotKept)
+  const read = routed ?? namedReads(pool, onNamedStatementsNotKept)
   // A plain create is one autocommit statement on whichever pool connection is free.
   const anyConnection: Query = (text, values) => pool.query(text, values)
   return {
@@ -159,11 +162,17 @@ export function postgresPetStore(
       const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')
       const values = statement.bind({ ...query, afterId: query.afterId === undefined ? undefined : text(query.afterId) })
-      const row = (await read<PageRow>(statement, values))[0]
+      const row = (await read<PageRow>(statement, values, query.atLeast))[0]
       if (!row) throw new Error('listPets: no page row')
-      return { json: row.body, lastId: row.lastId === null ? undefined : String(row.lastId), more: row.more === true }
+      return {
+        json: row.body,
+        lastId: row.lastId === null ? undefined : String(row.lastId),
+        more: row.more === true,
+        position: positionOf(row),
+      }
     },
-    findPet: async (id) => (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) })))[0]?.body,
+    findPet: async (id, atLeast) =>
+      (await read<{ body: string }>(READS.find, READS.find.bind({ id: text(id) }), atLeast))[0]?.body,
     insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.

@@ -17,6 +17,8 @@ export interface PostgresReplica extends PostgresServer {
   pauseReplay(): Promise<void>
   /** Resumes WAL replay (`pg_wal_replay_resume()`). */
   resumeReplay(): Promise<void>
+  /** Promotes it to a primary of its own (`pg_promote()`, which waits for the promotion): it stops following. */
+  promote(): Promise<void>
   /**
    * Resolves once the replica has replayed everything the primary had written when this was called
    * (`pg_current_wal_lsn()` there, `pg_last_wal_replay_lsn()` here); rejects after `timeoutMs`.
@@ -72,6 +74,9 @@ export async function startReplica(primary: PostgresServer): Promise<PostgresRep
     },
     resumeReplay: async () => {
       await admin('select pg_wal_replay_resume()')
+    },
+    promote: async () => {
+      await admin('select pg_promote()')
     },
     async caughtUp(timeoutMs = 10_000) {
       const target = (await withClient(primary.url, (client) => client.query('select pg_current_wal_lsn()::text as lsn'))).rows[0]

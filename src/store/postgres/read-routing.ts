@@ -13,7 +13,7 @@ export const REPLICA_CHECK_INTERVAL_MS = 250
 /** How long (ms) one check of a replica may take before the replica counts as down. */
 export const REPLICA_CHECK_TIMEOUT_MS = 1000
 /** How often (ms) the replicas are asked for their position while a read waits for one to replay its own. */
-const WAIT_POLL_MS = 5
+export const WAIT_POLL_MS = 5
 
 /** DATABASE_REPLICA_URLS, REPLICA_WAIT_MS and REPLICA_MAX_LAG_MS (README, Configuration). */
 export interface ReplicaSettings {
@@ -25,7 +25,7 @@ export interface ReplicaSettings {
 }
 
 /** A read statement as postgres-pets.ts runs it: its SQL text and its prepared statement's name. */
-export interface ReadStatement {
+interface ReadStatement {
   sql: string
   name: string
 }
@@ -34,7 +34,7 @@ export interface ReadStatement {
 export type ServerRead = <R extends pg.QueryResultRow>(statement: ReadStatement, values: unknown[]) => Promise<R[]>
 
 /** Runs one health-check statement on one server, resolving to its rows; rejects when the server does not answer in time. */
-export type HealthQuery = (text: string) => Promise<pg.QueryResultRow[]>
+type HealthQuery = (text: string) => Promise<pg.QueryResultRow[]>
 
 /** One server reads may go to: its read function, and how its health is asked. */
 export interface ReadServer {
@@ -43,7 +43,7 @@ export interface ReadServer {
 }
 
 /** The column every routed read's rows carry: the WAL position its statement read at, at most (int8 text). */
-export const READ_POSITION = 'read_position'
+const READ_POSITION = 'read_position'
 
 /** A row of a routed read. */
 export type PositionedRow = { [READ_POSITION]?: string | null }
@@ -58,7 +58,7 @@ export function positionOf(row: PositionedRow | undefined): Position | undefined
 }
 
 /** Why a read went to the primary although replicas are configured (`animal_store_replica_fallbacks_total`). */
-export type FallbackReason = 'unavailable' | 'wait' | 'error'
+type FallbackReason = 'unavailable' | 'wait' | 'error'
 
 /** What the metrics read of the routing (src/http/observability/metrics.ts). */
 export interface ReadStats {
@@ -384,10 +384,15 @@ export function routeReads(
 /**
  * `pets` whose creates also resolve to the primary's position once committed (CreatedPet.position,
  * and a replay's `position`): a read that asks for at least it sees the pet. One statement more per
- * create, only when replicas are configured.
+ * create, only when replicas are configured. A create whose position cannot be read (the primary
+ * lost just after the commit) resolves without one rather than failing: it is committed, and a
+ * failure would make its client create it again.
  */
 export function withWritePositions(pets: PetStore, routing: Pick<ReadRouting, 'primaryPosition'>): PetStore {
-  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({ ...pet, position: await routing.primaryPosition() })
+  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({
+    ...pet,
+    position: await routing.primaryPosition().catch(() => undefined),
+  })
   return {
     ...pets,
     insertPet: async (draft) => positioned(await pets.insertPet(draft)),

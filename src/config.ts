@@ -50,7 +50,7 @@ const hostName = (description: string) =>
   })
 
 /** The most replicas DATABASE_REPLICA_URLS may list: each is health-checked by every process. */
-const MAX_REPLICAS = 16
+export const MAX_REPLICAS = 16
 
 // The most processes WORKERS starts, `auto` included: PostgreSQL connections grow with it (DATABASE_POOL_MAX each).
 const MAX_WORKERS = 64

@@ -30,11 +30,15 @@ const headers = (token?: string) => ({
   ...(token ? { 'consistency-token': token } : {}),
 })
 
-async function create(server: ServeProcess, name: string): Promise<{ id: string; token: string | null; status: number }> {
+async function create(
+  server: ServeProcess,
+  name: string,
+  status = 'available',
+): Promise<{ id: string; token: string | null; status: number }> {
   const response = await fetch(`${server.origin}/v1/pets`, {
     method: 'POST',
     headers: headers(),
-    body: JSON.stringify({ name, categoryId: 7 }),
+    body: JSON.stringify({ name, categoryId: 7, status }),
   })
   const text = await response.text()
   assert.equal(response.status, 201, text)
@@ -248,6 +252,47 @@ describe('read replicas: a primary, a streaming replica and two instances (one t
     } finally {
       await replaced.close()
     }
+  })
+
+  it('reads a next page where the page that linked to it was read, so paging never goes back in time', async () => {
+    await replica.pauseReplay()
+    try {
+      // The only `sold` pets: two pages of one.
+      const made = [await create(direct, 'sold 1', 'sold'), await create(direct, 'sold 2', 'sold')]
+      // Page 1 with the newest token: read from the primary, and its cursor carries where.
+      const first = await fetch(`${direct.origin}/v1/pets?status=sold&limit=1`, { headers: headers(made[1]?.token ?? '') })
+      assert.deepEqual(
+        ((await first.json()) as Array<{ name: string }>).map((pet) => pet.name),
+        ['sold 1'],
+      )
+      const next = /^<([^>]+)>; rel="next"$/.exec(first.headers.get('link') ?? '')?.[1] ?? ''
+      assert.match(new URL(next, direct.origin).searchParams.get('cursor') ?? '', /^[\w-]+\.[\w-]{11}\.[\w-]+$/)
+      // Page 2 without any token, on the other instance: not from the replica, which has neither pet.
+      const second = await fetch(`${pooled.origin}${next}`, { headers: headers() })
+      assert.equal(second.status, 200)
+      assert.deepEqual(
+        ((await second.json()) as Array<{ name: string }>).map((pet) => pet.name),
+        ['sold 2'],
+      )
+    } finally {
+      await replica.resumeReplay()
+      await replica.caughtUp()
+    }
+  })
+
+  it('answers 304 to a page whose rows are unchanged, although its cursor carries a new position', async () => {
+    const path = '/v1/pets?limit=2'
+    const first = await fetch(`${direct.origin}${path}`, { headers: headers() })
+    await first.arrayBuffer()
+    await create(direct, 'moves the position')
+    await replica.caughtUp()
+    const again = await fetch(`${direct.origin}${path}`, {
+      headers: { ...headers(), 'if-none-match': first.headers.get('etag') ?? '' },
+    })
+    assert.equal(again.status, 304)
+    const fresh = await fetch(`${direct.origin}${path}`, { headers: headers() })
+    await fresh.arrayBuffer()
+    assert.notEqual(fresh.headers.get('link'), first.headers.get('link'), 'the cursor moved with the position')
   })
 
   it('takes a lagging replica out at REPLICA_MAX_LAG_MS: a read without a token is never older, and none fails', async (t) => {

@@ -152,7 +152,7 @@ interface Waiter {
 }
 
 /**
- * Routes reads over `primary` and `replicas` (named `replica-1`, … in their order); starts the
+ * Routes reads over `primary` and the replica `servers` (named `replica-1`, … in their order); starts the
  * checks at once (a replica gets reads from its first good check on). `onChange` hears each replica
  * enter and leave the rotation.
  */

@@ -197,17 +197,20 @@ async function connect(
   if (!replicas || replicas.urls.length === 0) {
     return { dialect, pool, pets: postgresPetStore(pool, timeoutMs, onNotKept) }
   }
-  // Each replica: a pool for reads, and one connection of its own for its health checks, so that a
-  // busy pool never makes a healthy replica look down.
+  // Each server gets one connection of its own for its health checks, so that a busy pool never
+  // makes a healthy replica look down or behind; each replica, a pool for reads.
+  const checksOn = (url: string) =>
+    postgresPool({ ...config, url, poolMax: 1 }, onPoolError, REPLICA_CHECK_TIMEOUT_MS, REPLICA_CHECK_TIMEOUT_MS)
+  const primaryChecks = await checksOn(config.url)
   const replicaPools = await Promise.all(
     replicas.urls.map(async (url) => ({
       reads: await postgresPool({ ...config, url }, onPoolError, REPLICA_CHECK_TIMEOUT_MS),
-      checks: await postgresPool({ ...config, url, poolMax: 1 }, onPoolError, REPLICA_CHECK_TIMEOUT_MS, REPLICA_CHECK_TIMEOUT_MS),
+      checks: await checksOn(url),
     })),
   )
   const healthOf = (target: pg.Pool) => async (text: string) => (await target.query(text)).rows
   const routing = routeReads(
-    { read: namedReads(pool, onNotKept), query: healthOf(pool) },
+    { read: namedReads(pool, onNotKept), query: healthOf(primaryChecks) },
     replicaPools.map(({ reads, checks }) => ({ read: namedReads(reads, onNotKept), query: healthOf(checks) })),
     replicas,
     events.replicaChanged,
@@ -215,7 +218,7 @@ async function connect(
   const pets = withWritePositions(postgresPetStore(pool, timeoutMs, onNotKept, routing.read), routing)
   const closePets = async () => {
     routing.close()
-    await Promise.all(replicaPools.flatMap(({ reads, checks }) => [reads.end(), checks.end()]))
+    await Promise.all([primaryChecks.end(), ...replicaPools.flatMap(({ reads, checks }) => [reads.end(), checks.end()])])
   }
   return { dialect, pool, pets, closePets, routing }
 }

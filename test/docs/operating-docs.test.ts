@@ -149,7 +149,7 @@ describe('what the operator docs say about the code', () => {
     const replicas = section(deploying, 'Read replicas').replaceAll(/\s+/g, ' ')
     const ms = (value: number) => (value >= 1000 ? `${value / 1000} s` : `${value} ms`)
     assert.ok(replicas.includes(`Every process checks, every ${ms(REPLICA_CHECK_INTERVAL_MS)},`), 'the interval')
-    assert.ok(replicas.includes(`(on its health connection, ${ms(REPLICA_CHECK_TIMEOUT_MS)} timeout)`), 'the timeout')
+    assert.ok(replicas.includes(`(each on its health connection, ${ms(REPLICA_CHECK_TIMEOUT_MS)} timeout)`), 'the timeout')
     assert.ok(replicas.includes(`up to ${REPLICA_CHECK_INTERVAL_MS / 1000} s when current`), 'the lag of a current replica')
     assert.ok(replicas.includes(`\`REPLICA_MAX_LAG_MS\` (${ms(VARIABLES.REPLICA_MAX_LAG_MS.default)})`), 'REPLICA_MAX_LAG_MS')
     assert.ok(replicas.includes(`\`REPLICA_WAIT_MS\` (${ms(VARIABLES.REPLICA_WAIT_MS.default)})`), 'REPLICA_WAIT_MS')

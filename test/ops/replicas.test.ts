@@ -1,6 +1,6 @@
 // Read replicas for real (docs/deploying.md, "Read replicas"): a PostgreSQL primary and a streaming
 // replica of it (scripts/lib/postgres-replica.ts), and two `serve` instances with DATABASE_REPLICA_URLS,
-// one straight to both servers, the other through a PgBouncer in front of each. A create's
+// one straight to both servers, the other (WORKERS=2) through a PgBouncer in front of each. A create's
 // Consistency-Token makes every read include it, on either instance, while the replica lags; a read
 // without one is served by the replica only within REPLICA_MAX_LAG_MS; a replica that lags past it,
 // dies or is promoted gets no reads within 2 s, with no 5xx, and gets reads again once back.
@@ -98,7 +98,7 @@ async function until(probe: () => Promise<boolean>, ms: number, what: string): P
   return Date.now() - start
 }
 
-describe('read replicas: a primary, a streaming replica and two instances (one through PgBouncer)', {
+describe('read replicas: a primary, a streaming replica and two instances (one through PgBouncer, with two workers)', {
   skip: !TEST_DATABASES.includes('postgres') && 'PostgreSQL not in TEST_DATABASES',
 }, () => {
   let primary: PostgresServer
@@ -130,7 +130,11 @@ describe('read replicas: a primary, a streaming replica and two instances (one t
         LOG_LEVEL: 'info',
       })
     direct = await startServe(env(url, onReplica.href, WAIT_MS.direct))
-    pooled = await startServe(env(viaPooler(poolers[0] as PgBouncer), viaPooler(poolers[1] as PgBouncer), WAIT_MS.pooled))
+    // With two workers: its metrics are the primary's sums (reads) and worst views (lag, rotation).
+    pooled = await startServe({
+      ...env(viaPooler(poolers[0] as PgBouncer), viaPooler(poolers[1] as PgBouncer), WAIT_MS.pooled),
+      WORKERS: '2',
+    })
     for (let i = 0; i < 20; i++) seeded.push((await create(direct, `seeded ${i}`)).id)
     await replica.caughtUp()
     // Both instances have seen the replica current (their checks run every 250 ms).

@@ -138,7 +138,10 @@ interface Replica extends ReadServer {
   system: string | undefined
   /** The latest position it is known to have replayed. */
   replayed: Position
-  /** The latest time (ms since the epoch) the primary was seen at a position it has replayed since. */
+  /**
+   * The latest time (ms, performance.now(): a clock that never jumps) the primary was seen at a
+   * position it has replayed since.
+   */
   caughtUpAt: number
   /** Whether it served reads at the last check, and why not (for ReplicaChange). */
   serving: boolean
@@ -214,7 +217,7 @@ export function routeReads(
   }
 
   const checkPrimary = async () => {
-    const at = Date.now()
+    const at = performance.now()
     try {
       const row = (await primary.query(PRIMARY_CHECK))[0]
       primarySystem = String(row?.system)
@@ -246,7 +249,7 @@ export function routeReads(
 
   // Whether the replica's place in the rotation changed since the last check: reported once.
   const report = (replica: Replica) => {
-    const now = Date.now()
+    const now = performance.now()
     const serving = inRotation(replica, now)
     if (serving === replica.serving) return
     replica.serving = serving
@@ -262,7 +265,7 @@ export function routeReads(
   // Each server on a loop of its own: a replica that hangs delays no other's check.
   const every = (task: () => Promise<void>) => {
     const run = async () => {
-      const started = Date.now()
+      const started = performance.now()
       await task()
       if (closed) return
       const timer = setTimeout(
@@ -270,7 +273,7 @@ export function routeReads(
           timers.delete(timer)
           void run()
         },
-        Math.max(0, started + REPLICA_CHECK_INTERVAL_MS - Date.now()),
+        Math.max(0, started + REPLICA_CHECK_INTERVAL_MS - performance.now()),
       )
       timer.unref()
       timers.add(timer)
@@ -292,7 +295,7 @@ export function routeReads(
     try {
       while (waiters.size > 0 && !closed) {
         await Promise.all(replicas.map((replica) => (replica.up ? checkReplica(replica) : undefined)))
-        const now = Date.now()
+        const now = performance.now()
         for (const waiter of waiters) {
           const replica = pick(now, waiter.atLeast)
           if (replica) settle(waiter, replica)
@@ -327,7 +330,7 @@ export function routeReads(
 
   return {
     async read<R extends pg.QueryResultRow>(statement: ReadStatement, values: unknown[], atLeast?: Position) {
-      const now = Date.now()
+      const now = performance.now()
       let replica = pick(now, atLeast)
       if (!replica) {
         const someServing = replicas.some((each) => inRotation(each, now))
@@ -360,7 +363,7 @@ export function routeReads(
       return BigInt(row.position)
     },
     stats() {
-      const now = Date.now()
+      const now = performance.now()
       return {
         primaryReads,
         fallbacks: { ...fallbacks },

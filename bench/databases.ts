@@ -44,27 +44,38 @@ export async function sqliteDatabase(node: string, root: string, dir: string, co
 export async function postgresDatabase(node: string, root: string, count: number): Promise<BenchDatabase> {
   const server: PostgresServer = await startPostgres()
   try {
-    const { url } = await createDatabase(server.url)
-    await migrate(node, root, url)
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      await client.query(
-        `insert into pets (id, name, category_id, status)
-         select g, 'pet-' || g, g % 1000 + 1, (array['available', 'pending', 'sold'])[1 + (hashint4(g) & 2147483647) % 3]
-         from generate_series(1, $1::int) as g`,
-        [count],
-      )
-      await client.query(`select setval(pg_get_serial_sequence('pets', 'id'), $1::bigint)`, [count])
-      await client.query('analyze pets')
-    } finally {
-      await client.end()
-    }
+    const { url } = await seededPostgresDatabase(server, node, root, count)
     return { url, location: url, destroy: () => server.destroy() }
   } catch (error) {
     await server.destroy()
     throw error
   }
+}
+
+/** A new database on `server`, migrated and seeded with `count` pets; resolves to its URL. */
+export async function seededPostgresDatabase(
+  server: PostgresServer,
+  node: string,
+  root: string,
+  count: number,
+): Promise<{ url: string }> {
+  const { url } = await createDatabase(server.url)
+  await migrate(node, root, url)
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(
+      `insert into pets (id, name, category_id, status)
+       select g, 'pet-' || g, g % 1000 + 1, (array['available', 'pending', 'sold'])[1 + (hashint4(g) & 2147483647) % 3]
+       from generate_series(1, $1::int) as g`,
+      [count],
+    )
+    await client.query(`select setval(pg_get_serial_sequence('pets', 'id'), $1::bigint)`, [count])
+    await client.query('analyze pets')
+  } finally {
+    await client.end()
+  }
+  return { url }
 }
 
 /** The median time (ms) of `commits` single-row commits on the SQLite file as the service writes (WAL, synchronous=FULL). */

@@ -13,6 +13,7 @@ import ts from 'typescript'
 import { type BenchDatabase, commitMedianMs, postgresDatabase, sqliteDatabase } from './databases.js'
 import { cpuSeconds, killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
 import { rateLimitStoreCost } from './rate-limit-store.js'
+import { replicaCapacity } from './replicas.js'
 import { log, median, printFigures, printHeader, printTargets, type Results } from './report.js'
 import {
   AUTHORIZATION,
@@ -313,6 +314,11 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
   // its redis-server and two services are stopped before anything else is measured.
   if (database === 'sqlite' && settings.scenarios.includes('a')) {
     failed = (await rateLimitStoreCost(run, opened)) || failed
+    while (run.cleanups.length > mark) await run.cleanups.pop()?.()
+  }
+  // Reads with a streaming replica against the primary alone (bench/replicas.ts), on a pair of servers of its own.
+  if (database === 'postgres' && settings.scenarios.includes('a')) {
+    failed = (await replicaCapacity(run)) || failed
     while (run.cleanups.length > mark) await run.cleanups.pop()?.()
   }
   if (database === 'sqlite')

@@ -24,6 +24,7 @@ import { createAuthFailureLimiter, createRateLimiter } from './http/pipeline/rat
 import { requestIdFrom } from './http/pipeline/request-id.js'
 import { installRequestPipeline } from './http/pipeline/request-pipeline.js'
 import { buildValidatorCompiler } from './http/pipeline/validation.js'
+import { createConsistencyTokens } from './http/routes/consistency-token.js'
 import { type CursorCodec, createCursorCodec } from './http/routes/cursor.js'
 import { healthRoutes } from './http/routes/health.js'
 import { openApiServers, registerOpenApi } from './http/routes/openapi.js'
@@ -33,7 +34,7 @@ import type { Store } from './store/index.js'
 
 /**
  * What buildApp needs: the validated config, an open store, a key verifier, the key that signs
- * listPets cursors (`store.loadCursorKey()`: the database's, so every instance shares it), a pino
+ * listPets cursors and consistency tokens (`store.loadCursorKey()`: the database's, so every instance shares it), a pino
  * logger, and `metrics` (a registry from createMetricsRegistry) when responses are to be counted.
  */
 export interface AppDependencies {
@@ -107,6 +108,7 @@ export async function buildApp({
     linkBase,
     cursors,
     tags,
+    tokens: createConsistencyTokens(cursorKey),
     idempotencyRecordsPerKey: config.idempotencyRecordsPerKey,
   })
   await app.register(healthRoutes, { ping: () => store.ping() })

@@ -187,6 +187,35 @@ export function parseDatabaseUrl(
 }
 
 /**
+ * The streaming replicas of the PostgreSQL `database`, comma-separated `postgres://` URLs (at most
+ * `max`, none the primary's own); empty when unset. Throws ConfigError naming `variable` and the
+ * entry's position, never a URL (it may hold a password); and when `database` is SQLite, which has
+ * no replicas.
+ */
+export function parseReplicaUrls(
+  value: string | undefined,
+  database: DatabaseConfig,
+  max: number,
+  variable: string,
+): readonly string[] {
+  if (value === undefined) return Object.freeze([])
+  if (database.dialect === 'sqlite')
+    throw new ConfigError(
+      variable,
+      'is set, but DATABASE_URL is SQLite: replicas are PostgreSQL streaming replicas. Unset it, or use PostgreSQL.',
+    )
+  const isReplica = (url: string) => /^postgres(ql)?:\/\//.test(url) && URL.canParse(url) && url !== database.url
+  const urls = parseList(
+    value,
+    variable,
+    isReplica,
+    'is not usable: each must be a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL of a replica, not DATABASE_URL itself, separated by commas.',
+  )
+  if (urls.length > max) throw new ConfigError(variable, `lists ${urls.length} replicas; at most ${max} are allowed.`)
+  return urls
+}
+
+/**
  * The comma-separated entries of `value` (trimmed, empty ones dropped), frozen. Throws ConfigError
  * naming `variable` and the entry's position (never its text: it may be a key) for the first entry
  * `valid` refuses; `problem` says what each must be.

@@ -16,6 +16,7 @@ import {
   parseDatabaseUrl,
   parsePublicUrl,
   parseRateLimitStoreUrl,
+  parseReplicaUrls,
   parseTrustProxy,
   type Settings,
   settings,
@@ -47,6 +48,9 @@ const hostName = (description: string) =>
     description,
     'x-message': 'must be a host name or IP address, without spaces.',
   })
+
+/** The most replicas DATABASE_REPLICA_URLS may list: each is health-checked by every process. */
+export const MAX_REPLICAS = 16
 
 // The most processes WORKERS starts, `auto` included: PostgreSQL connections grow with it (DATABASE_POOL_MAX each).
 const MAX_WORKERS = 64
@@ -83,6 +87,29 @@ export const VARIABLES = {
         'PostgreSQL: longest a statement (and a wait for a connection) may take, in ms, {range}; past it the request gets 503.',
     }),
   ),
+  DATABASE_REPLICA_URLS: text(
+    `PostgreSQL only: comma-separated \`postgres://\` URLs of streaming replicas of \`DATABASE_URL\` (at most ${MAX_REPLICAS}), each best reached through a PgBouncer of its own. listPets and getPet are read from the replicas in turn while each is in recovery and at most \`REPLICA_MAX_LAG_MS\` behind; everything else (creates, Idempotency-Key records, API keys, migrations, readiness) uses \`DATABASE_URL\`. A create's answer then carries a consistency token that a later read sends back to be sure to see it (docs/deploying.md, "Read replicas"). Turn it on only once every instance runs a release that knows it. An error with SQLite. Never echoed in errors.`,
+    { 'x-file': true },
+  ),
+  // Longer than a replica on the same network takes to replay a create (well under 10 ms), short
+  // enough that a read with a token the replicas have not reached yet is answered promptly by the primary.
+  REPLICA_WAIT_MS: Type.Integer({
+    minimum: 0,
+    maximum: 10_000,
+    default: 100,
+    description:
+      'With `DATABASE_REPLICA_URLS`: how long (ms, {range}) a read whose `Consistency-Token` (or cursor) no replica has replayed yet waits for one to get there before it is read from the primary instead. `0`: at once.',
+  }),
+  // Several health checks' worth (REPLICA_CHECK_INTERVAL_MS, 250 ms), so a current replica is never
+  // taken out between two of them; small enough that a read without a token is about as fresh as one
+  // from the primary.
+  REPLICA_MAX_LAG_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 3_600_000,
+    default: 2000,
+    description:
+      'With `DATABASE_REPLICA_URLS`: how far behind the primary (ms, {range}) a replica may be and still serve reads: a read without a token is never older than this. A replica further behind, down, or promoted gets no reads until it is back within it.',
+  }),
   API_KEYS: text(
     `Comma-separated keys accepted in addition to stored ones, for platforms that inject secrets. Each at least ${MIN_CONFIGURED_KEY_LENGTH} characters of \`A-Z a-z 0-9 - . _ ~ + /\` (then optional \`=\`) and random: an estimated ${MIN_CONFIGURED_KEY_BITS} bits or more, so repeated, alternating and sequential values are refused (\`src/key-strength.ts\`; \`openssl rand -base64 32\` makes a good one). Never logged or stored. A key may be followed by \`:scope=read\` (a read-only key: listPets and getPet; give these to browser pages) or \`:scope=write\` (the default: may also create) and by \`:rate-limit=N\`, its own requests per minute (0–${MAX_RATE_LIMIT_PER_MINUTE}, 0 = no limit; unset: \`RATE_LIMIT_PER_MINUTE\`), as in \`KEY:scope=read:rate-limit=600\`; a colon is never part of a key. When set, no first key is created or printed.`,
     { 'x-file': true },
@@ -181,7 +208,7 @@ export const VARIABLES = {
     "Comma-separated addresses or CIDR ranges of the balancers in front of the service, e.g. `10.0.0.5,172.16.0.0/12` (also `loopback`, `linklocal`, `uniquelocal`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the right-most one not itself trusted): that address is the log line's `client` and what `AUTH_FAILURES_PER_MINUTE` counts. Unset: `X-Forwarded-For` is ignored and the client is the connection's peer, so behind a balancer every client shares its address. Never list addresses the public can connect from: a trusted `X-Forwarded-For` can name any address.",
   ),
   CORS_ORIGINS: text(
-    `Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: \`https://HOST[:PORT]\` or \`http://…\`, no path, at most ${URL_MAX_LENGTH} characters, e.g. \`https://app.example.com,http://localhost:5173\`. Unset: CORS is off and no \`Access-Control-*\` header is sent. Preflights (\`OPTIONS\` with \`Origin\` and \`Access-Control-Request-Method\`) are answered without a key; pages may send \`Authorization\`, \`Content-Type\`, \`Idempotency-Key\`, \`If-None-Match\` and \`X-Request-Id\` and read \`ETag\`, \`Idempotent-Replayed\`, \`Link\`, \`Location\`, \`RateLimit\`, \`RateLimit-Policy\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`WWW-Authenticate\` and \`X-Request-Id\`.`,
+    `Comma-separated browser origins allowed to call the API (CORS), each exactly as a browser sends it: \`https://HOST[:PORT]\` or \`http://…\`, no path, at most ${URL_MAX_LENGTH} characters, e.g. \`https://app.example.com,http://localhost:5173\`. Unset: CORS is off and no \`Access-Control-*\` header is sent. Preflights (\`OPTIONS\` with \`Origin\` and \`Access-Control-Request-Method\`) are answered without a key; pages may send \`Authorization\`, \`Content-Type\`, \`Idempotency-Key\`, \`If-None-Match\`, \`Consistency-Token\` and \`X-Request-Id\` and read \`Consistency-Token\`, \`ETag\`, \`Idempotent-Replayed\`, \`Link\`, \`Location\`, \`RateLimit\`, \`RateLimit-Policy\`, \`Retry-After\`, \`Deprecation\`, \`Sunset\`, \`WWW-Authenticate\` and \`X-Request-Id\`.`,
   ),
   COPY_FROM_URL: text('`copy` only: the database to copy from when `--from` is not given (any form `DATABASE_URL` takes).', {
     'x-file': true,
@@ -235,6 +262,8 @@ export interface Config extends Settings<typeof VARIABLES> {
   readonly metricsPortChosen: boolean
   /** TRUST_PROXY: addresses, CIDR ranges or proxy-addr's named ranges; empty = the socket's peer is the client. */
   readonly trustProxy: readonly string[]
+  /** DATABASE_REPLICA_URLS: the streaming replicas listPets and getPet may read from; empty = none. Never logged. */
+  readonly databaseReplicaUrls: readonly string[]
   /** RATE_LIMIT_STORE_URL: the shared store of the rate limits; undefined = each process counts alone. Never logged. */
   readonly rateLimitStoreUrl: string | undefined
   /** CORS_ORIGINS: browser origins allowed to call the API; empty = CORS off. */
@@ -276,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     publicUrl: parsePublicUrl(read(env, 'PUBLIC_URL'), 'PUBLIC_URL'),
     workers,
     metricsPortChosen: env.METRICS_PORT !== undefined && env.METRICS_PORT !== '',
+    databaseReplicaUrls: parseReplicaUrls(read(env, 'DATABASE_REPLICA_URLS'), database, MAX_REPLICAS, 'DATABASE_REPLICA_URLS'),
     trustProxy: parseTrustProxy(read(env, 'TRUST_PROXY'), 'TRUST_PROXY'),
     corsOrigins: parseCorsOrigins(read(env, 'CORS_ORIGINS'), 'CORS_ORIGINS'),
     rateLimitStoreUrl: parseRateLimitStoreUrl(read(env, 'RATE_LIMIT_STORE_URL'), 'RATE_LIMIT_STORE_URL'),

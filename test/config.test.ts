@@ -81,6 +81,53 @@ describe('configuration (loadConfig)', () => {
     )
   })
 
+  describe('DATABASE_REPLICA_URLS: the streaming replicas reads may come from', () => {
+    const PRIMARY = 'postgres://app:s3cr3t@db:5432/pets'
+    const withPrimary = (replicas: string) => loadConfig({ DATABASE_URL: PRIMARY, DATABASE_REPLICA_URLS: replicas }, '/w')
+    const refusal = (replicas: string, database = PRIMARY) => {
+      try {
+        loadConfig({ DATABASE_URL: database, DATABASE_REPLICA_URLS: replicas }, '/w')
+      } catch (error) {
+        assert.ok(error instanceof ConfigError && error.variable === 'DATABASE_REPLICA_URLS', String(error))
+        return error.message
+      }
+      assert.fail(`DATABASE_REPLICA_URLS=${replicas} was accepted`)
+    }
+
+    it('reads a comma-separated list of postgres:// URLs; none when unset', () => {
+      assert.deepEqual(loadConfig({ DATABASE_URL: PRIMARY }, '/w').databaseReplicaUrls, [])
+      assert.deepEqual(
+        withPrimary(' postgres://app:s3cr3t@replica-1:6432/pets, postgresql://app@replica-2/pets ,').databaseReplicaUrls,
+        ['postgres://app:s3cr3t@replica-1:6432/pets', 'postgresql://app@replica-2/pets'],
+      )
+    })
+
+    it('refuses it with SQLite, saying that replicas are PostgreSQL streaming replicas', () => {
+      assert.match(
+        refusal('postgres://app@replica-1/pets', 'sqlite:pets.db'),
+        /DATABASE_URL is SQLite: replicas are PostgreSQL streaming replicas/,
+      )
+    })
+
+    it('refuses an entry that is not a postgres:// URL, or is DATABASE_URL itself, naming the entry, never echoing a URL', () => {
+      assert.match(
+        refusal('postgres://app:s3cr3t@replica-1/pets,mysql://app:hunter2@replica-2/pets'),
+        /^DATABASE_REPLICA_URLS entry 2 is not usable/,
+      )
+      assert.match(refusal(PRIMARY), /^DATABASE_REPLICA_URLS entry 1 is not usable: .*not DATABASE_URL itself/)
+      for (const replicas of ['postgres://app:hunter2@replica-1/pets,replica-2', `${PRIMARY},postgres://app:hunter2@[::1/x`]) {
+        const message = refusal(replicas)
+        assert.ok(!message.includes('hunter2') && !message.includes('s3cr3t'), message)
+      }
+    })
+
+    it('refuses more than 16 replicas (each is checked four times a second by every process)', () => {
+      const urls = Array.from({ length: 17 }, (_, i) => `postgres://app@replica-${i}/pets`)
+      assert.equal(withPrimary(urls.slice(0, 16).join(',')).databaseReplicaUrls.length, 16)
+      assert.match(refusal(urls.join(',')), /lists 17 replicas; at most 16/)
+    })
+  })
+
   for (const url of ['http://localhost:8080/api/v1', 'http://[::1]:8080/v1', 'https://api.example.com/a%20b/v1']) {
     it(`accepts PUBLIC_URL=${url}, already in normal form, as given`, () => {
       assert.equal(loadConfig({ PUBLIC_URL: url }, '/w').publicUrl, url)
@@ -357,6 +404,15 @@ describe('configuration (loadConfig)', () => {
         () => loadCopyUrls({}, env),
         (error: unknown) => error instanceof ConfigError && error.variable === 'DATABASE_URL_FILE',
       )
+    })
+
+    it('reads DATABASE_REPLICA_URLS_FILE, without the trailing line break', () => {
+      const replicas = 'postgres://app:s3cr3t@replica-1/pets,postgres://app:s3cr3t@replica-2/pets'
+      const config = loadConfig(
+        { DATABASE_URL: 'postgres://app:s3cr3t@db/pets', DATABASE_REPLICA_URLS_FILE: file('replicas', `${replicas}\n`) },
+        '/w',
+      )
+      assert.deepEqual(config.databaseReplicaUrls, replicas.split(','))
     })
 
     for (const name of ['API_KEYS', 'DATABASE_URL', 'COPY_TO_URL']) {

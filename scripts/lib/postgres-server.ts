@@ -29,6 +29,10 @@ import pg from 'pg'
 export interface PostgresServer {
   /** `postgres://postgres:…@127.0.0.1:PORT/postgres`. */
   url: string
+  /** The temporary folder of its files (`data` in it); destroy() deletes it. */
+  dir: string
+  /** The postmaster's PID while it runs (its backends are its children), for CPU figures. */
+  pid(): number | undefined
   /** Stops the server (fast shutdown); the data stays for start(). */
   stop(): Promise<void>
   /**
@@ -75,28 +79,47 @@ export function postgresReachableTmpdir(): string {
   return othersEnter(dir) ? dir : '/tmp'
 }
 
-const READY = 'database system is ready to accept connections'
+// A standby says "ready to accept read-only connections".
+const READY = /database system is ready to accept (read-only )?connections/
 
-/** Initialises and starts a new cluster. Running as root, it runs as the `postgres` user. */
-export async function startPostgres(): Promise<PostgresServer> {
+/** The `postgres` user to run as (when root), and the binaries it can run. */
+interface Runtime {
+  owner: { uid: number; gid: number } | undefined
+  /** Where folders the server must reach are made. */
+  base: string
+  binaries: { initdb: string; postgres: string }
+}
+
+async function runtime(): Promise<Runtime> {
   const owner = process.getuid?.() === 0 ? postgresUser() : undefined
   const base = owner ? postgresReachableTmpdir() : tmpdir()
-  const binaries = await postgresBinaries(owner ? base : undefined)
-  const dir = mkdtempSync(join(base, 'animal-store-pg-'))
+  return { owner, base, binaries: await postgresBinaries(owner ? base : undefined) }
+}
+
+// English messages: READY is looked for in the server's output.
+const SERVER_ENV = { ...process.env, LC_MESSAGES: 'C' }
+
+/** The password of the `postgres` role of every test cluster. */
+const PASSWORD = 'test-only-password'
+
+/**
+ * Initialises and starts a new cluster. Running as root, it runs as the `postgres` user. `settings`
+ * are passed as `-c name=value` (e.g. `wal_keep_size`) on every start.
+ */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<PostgresServer> {
+  const run = await runtime()
+  const dir = mkdtempSync(join(run.base, 'animal-store-pg-'))
   chmodSync(dir, 0o755)
   const data = join(dir, 'data')
   const passwordFile = join(dir, 'password')
-  const password = 'test-only-password'
   mkdirSync(data, { mode: 0o700 })
-  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 })
-  if (owner) for (const path of [data, passwordFile]) chownSync(path, owner.uid, owner.gid)
-  // English messages: READY is looked for in the server's output.
-  const env = { ...process.env, LC_MESSAGES: 'C' }
+  writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 })
+  if (run.owner) for (const path of [data, passwordFile]) chownSync(path, run.owner.uid, run.owner.gid)
   try {
     const initdb = spawn(
-      binaries.initdb,
+      run.binaries.initdb,
       [`--pgdata=${data}`, '--auth=password', '--username=postgres', `--pwfile=${passwordFile}`, '--lc-messages=C', '--no-sync'],
-      { stdio: ['ignore', 'ignore', 'pipe'], env, ...owner },
+      { stdio: ['ignore', 'ignore', 'pipe'], env: SERVER_ENV, ...run.owner },
     )
     let output = ''
     initdb.stderr.on('data', (chunk: Buffer) => {
@@ -110,16 +133,30 @@ export async function startPostgres(): Promise<PostgresServer> {
   } finally {
     rmSync(passwordFile, { force: true })
   }
+  return startServerIn(dir, settings)
+}
 
+/**
+ * Starts the server whose data folder is `dir`/data (initialised, or copied from one: a standby,
+ * postgres-replica.ts) on a free port, with `settings` as `-c` options; its destroy() deletes `dir`.
+ * Deletes `dir` and rejects if it does not start.
+ */
+export async function startServerIn(dir: string, settings: Record<string, string> = {}): Promise<PostgresServer> {
+  const { owner, binaries } = await runtime()
+  const data = join(dir, 'data')
   const port = await freePort()
+  const options = Object.entries({ listen_addresses: '127.0.0.1', ...settings }).flatMap(([name, value]) => [
+    '-c',
+    `${name}=${value}`,
+  ])
   let postmaster: ChildProcess | undefined
   // A run that ends without destroy() (a thrown error, process.exit) still shuts the server down.
   const onExit = () => postmaster?.kill('SIGINT')
   const start = async () => {
     if (postmaster) throw new Error('PostgreSQL is already running')
-    const child = spawn(binaries.postgres, ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], {
+    const child = spawn(binaries.postgres, ['-D', data, '-p', String(port), ...options], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env,
+      env: SERVER_ENV,
       ...owner,
     })
     postmaster = child
@@ -129,7 +166,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       // Read for as long as it runs: a full pipe would block the server.
       child.stderr.on('data', (chunk: Buffer) => {
         output = (output + chunk.toString()).slice(-10_000)
-        if (output.includes(READY)) resolve()
+        if (READY.test(output)) resolve()
       })
       child.once('exit', (code, signal) => {
         if (postmaster === child) postmaster = undefined
@@ -152,7 +189,9 @@ export async function startPostgres(): Promise<PostgresServer> {
     throw error
   }
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    dir,
+    pid: () => postmaster?.pid,
     stop,
     kill: () => killServer(postmaster),
     start,

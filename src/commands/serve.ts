@@ -130,15 +130,30 @@ async function runServer(
   }
 }
 
-/** Opens the configured database, its pool's troubles logged as warnings. */
+/**
+ * Opens the configured database, with its replicas (DATABASE_REPLICA_URLS) when there are any; its
+ * pool's troubles logged as warnings, a replica leaving the rotation as a warning and coming back as info.
+ */
 function openServiceStore(config: Config, logger: Logger): Promise<Store> {
-  return openStore(config.database, {
-    poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
-    namedStatementsNotKept: () =>
-      logger.warn(
-        'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
-      ),
-  })
+  const replicas =
+    config.databaseReplicaUrls.length > 0
+      ? { urls: config.databaseReplicaUrls, waitMs: config.replicaWaitMs, maxLagMs: config.replicaMaxLagMs }
+      : undefined
+  return openStore(
+    config.database,
+    {
+      poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
+      namedStatementsNotKept: () =>
+        logger.warn(
+          'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
+        ),
+      replicaChanged: ({ replica, serving, reason }) => {
+        if (serving) logger.info({ replica }, 'replica serves reads again')
+        else logger.warn({ replica, reason }, 'replica out of the rotation: its reads go to the other replicas or the primary')
+      },
+    },
+    replicas,
+  )
 }
 
 /**
@@ -167,6 +182,7 @@ function metricsRegistry(
     database: store.dialect,
     poolStats: () => store.poolStats(),
     idempotencyRecordsEvicted: () => store.idempotencyRecordsEvicted(),
+    readStats: () => store.readStats(),
     keyReloadFailures: () => keys.reloadFailures,
     logStdoutFailures: stdoutFailures,
     rateLimits,

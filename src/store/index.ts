@@ -9,7 +9,16 @@ import * as apiKeys from './api-keys.js'
 import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pet-store.js'
 import { TransactionLockPostgresDialect } from './postgres/postgres-migration-lock.js'
-import { postgresPetStore } from './postgres/postgres-pets.js'
+import { namedReads, postgresPetStore } from './postgres/postgres-pets.js'
+import {
+  REPLICA_CHECK_TIMEOUT_MS,
+  type ReadRouting,
+  type ReadStats,
+  type ReplicaChange,
+  type ReplicaSettings,
+  routeReads,
+  withWritePositions,
+} from './postgres/read-routing.js'
 import { loadServiceSecret } from './service-secrets.js'
 import { openSqlite } from './sqlite/sqlite-connection.js'
 import { sqlitePetStore } from './sqlite/sqlite-pets.js'
@@ -18,7 +27,8 @@ import type { Database } from './tables.js'
 import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
-export type { CreatedPet, IdempotentOutcome, PetDraft, PetStore } from './pet-store.js'
+export type { CreatedPet, IdempotentOutcome, PetDraft, PetStore, Position } from './pet-store.js'
+export type { ReadStats, ReplicaSettings } from './postgres/read-routing.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */
@@ -52,7 +62,7 @@ export interface Store {
    * applied (store/migrate.ts). Rejects when a known migration is missing or out of order.
    */
   migrate(): Promise<MigrationReport>
-  /** The key (bytes) that signs listPets cursors, the same for every instance on this database. */
+  /** The key (bytes) that signs listPets cursors and consistency tokens, the same for every instance on this database. */
   loadCursorKey(): Promise<Buffer>
   /**
    * Resolves when the database answers a trivial query and accepts writes (after a create failed as
@@ -63,6 +73,8 @@ export interface Store {
   close(): Promise<void>
   /** PostgreSQL pool connections: open in total, in use, and requests waiting for one. Zeros on SQLite. */
   poolStats(): PoolStats
+  /** With replicas: reads per server, fall-backs to the primary, each replica's lag; undefined without. */
+  readStats(): ReadStats | undefined
   /**
    * Idempotency-Key records this process deleted before they expired, to keep an API key within
    * IDEMPOTENCY_RECORDS_PER_KEY (a retry with such a key would create again).
@@ -78,11 +90,14 @@ export interface StoreEvents {
   poolError?(error: Error): void
   /** A pooler in front does not keep named statements: reads are sent unnamed from now on. */
   namedStatementsNotKept?(): void
+  /** A replica entered or left the rotation of reads (read-routing.ts). */
+  replicaChanged?(change: ReplicaChange): void
 }
 
 /**
  * Opens the database named by `config`; resolves once its connection or pool exists (no query has
- * run yet). SQLite: the connection of sqlite-connection.ts for reads
+ * run yet). With `replicas` (PostgreSQL; only `serve` passes them), listPets and getPet are read
+ * from them when they can be (read-routing.ts), and creates resolve to their commit's position. SQLite: the connection of sqlite-connection.ts for reads
  * and Kysely, and a writer thread for creates (sqlite-writer.ts: a commit is on stable storage
  * before the create resolves; concurrent creates share one commit). PostgreSQL: a pg Pool of
  * `poolMax` with a per-statement timeout (ms), which also bounds a migration's lock waits (a
@@ -91,8 +106,8 @@ export interface StoreEvents {
  * is called once when a pooler in front does not keep named statements (postgres-pets.ts). Rejects
  * with the driver's error when the SQLite file cannot be opened.
  */
-export async function openStore(config: DatabaseConfig, events: StoreEvents = {}): Promise<Store> {
-  const { dialect, pool, pets, closePets } = await connect(config, events)
+export async function openStore(config: DatabaseConfig, events: StoreEvents = {}, replicas?: ReplicaSettings): Promise<Store> {
+  const { dialect, pool, pets, closePets, routing } = await connect(config, events, replicas)
   const db = new Kysely<Database>({ dialect })
   const writes = trackWrites(() => pets.probeWrite())
   let evicted = 0
@@ -130,6 +145,7 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
       await db.destroy()
     },
     idempotencyRecordsEvicted: () => evicted,
+    readStats: () => routing?.stats(),
     poolStats: () =>
       pool
         ? { total: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }
@@ -166,15 +182,45 @@ function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (
 async function connect(
   config: DatabaseConfig,
   events: StoreEvents,
-): Promise<{ dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void> }> {
+  replicas: ReplicaSettings | undefined,
+): Promise<{ dialect: Dialect; pool?: pg.Pool; pets: PetStore; closePets?: () => Promise<void>; routing?: ReadRouting }> {
   if (config.dialect === 'sqlite') {
     const database = openSqlite(config.path)
     const pets = sqlitePetStore(database, config.path)
     return { dialect: new SqliteDialect({ database: withStatementCache(database) }), pets, closePets: pets.close }
   }
-  const pool = await postgresPool(config, events.poolError ?? (() => {}))
-  const pets = postgresPetStore(pool, queryTimeoutMs(config.statementTimeoutMs), events.namedStatementsNotKept)
-  return { dialect: new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs), pool, pets }
+  const onPoolError = events.poolError ?? (() => {})
+  const onNotKept = events.namedStatementsNotKept ?? (() => {})
+  const pool = await postgresPool(config, onPoolError)
+  const dialect = new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs)
+  const timeoutMs = queryTimeoutMs(config.statementTimeoutMs)
+  if (!replicas || replicas.urls.length === 0) {
+    return { dialect, pool, pets: postgresPetStore(pool, timeoutMs, onNotKept) }
+  }
+  // Each server gets one connection of its own for its health checks, so that a busy pool never
+  // makes a healthy replica look down or behind; each replica, a pool for reads.
+  const checksOn = (url: string) =>
+    postgresPool({ ...config, url, poolMax: 1 }, onPoolError, REPLICA_CHECK_TIMEOUT_MS, REPLICA_CHECK_TIMEOUT_MS)
+  const primaryChecks = await checksOn(config.url)
+  const replicaPools = await Promise.all(
+    replicas.urls.map(async (url) => ({
+      reads: await postgresPool({ ...config, url }, onPoolError, REPLICA_CHECK_TIMEOUT_MS),
+      checks: await checksOn(url),
+    })),
+  )
+  const healthOf = (target: pg.Pool) => async (text: string) => (await target.query(text)).rows
+  const routing = routeReads(
+    { read: namedReads(pool, onNotKept), query: healthOf(primaryChecks) },
+    replicaPools.map(({ reads, checks }) => ({ read: namedReads(reads, onNotKept), query: healthOf(checks) })),
+    replicas,
+    events.replicaChanged,
+  )
+  const pets = withWritePositions(postgresPetStore(pool, timeoutMs, onNotKept, routing.read), routing)
+  const closePets = async () => {
+    routing.close()
+    await Promise.all([primaryChecks.end(), ...replicaPools.flatMap(({ reads, checks }) => [reads.end(), checks.end()])])
+  }
+  return { dialect, pool, pets, closePets, routing }
 }
 
 /** Most prepared SQLite statements kept by SQL text; past it the cache starts over. docs/security.md states it. */
@@ -198,22 +244,29 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
   }
 }
 
+/**
+ * A pg Pool on `config`'s server, its errors reported to `onPoolError`. A connection attempt takes at
+ * most `connectTimeoutMs` (a replica's is short: a read it cannot serve goes to the primary), a
+ * statement `statementTimeoutMs` on the server and `queryTimeoutMs` in all.
+ */
 async function postgresPool(
   config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
   onPoolError: (error: Error) => void,
+  connectTimeoutMs = config.statementTimeoutMs,
+  queryTimeout = queryTimeoutMs(config.statementTimeoutMs),
 ): Promise<pg.Pool> {
   // Loaded here, not at the top: pg and its dependencies cost about 10 MB of memory.
   const { default: pg } = await import('pg')
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolMax,
-    statement_timeout: config.statementTimeoutMs,
+    statement_timeout: Math.min(config.statementTimeoutMs, queryTimeout),
     // The service's own bound on a statement, which holds where the server's statement_timeout does
     // not reach (behind PgBouncer the startup parameter is dropped) or the server never answers. A
     // statement past it fails its request with 503 and its connection is discarded: a transaction on
     // it is rolled back, and a statement still queued in a pooler is dropped with its client.
-    query_timeout: queryTimeoutMs(config.statementTimeoutMs),
-    connectionTimeoutMillis: config.statementTimeoutMs,
+    query_timeout: queryTimeout,
+    connectionTimeoutMillis: Math.min(config.statementTimeoutMs, connectTimeoutMs),
   })
   // An idle client losing its server emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', onPoolError)

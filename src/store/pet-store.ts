@@ -12,23 +12,36 @@ import type { NewPet, PetStatus } from '../schemas.js'
  */
 export type PetDraft = Omit<NewPet, 'categoryId' | 'status'> & { categoryId: bigint; status: PetStatus }
 
-/** One page of listPets: at most `limit` pets with `id > afterId`, optionally of one status. */
+/**
+ * A point in the database's history that a read can be asked to include: PostgreSQL's WAL position
+ * (bytes from 0/0). Only a store reading from replicas deals in them (postgres/read-routing.ts);
+ * elsewhere every read sees every committed write, and positions are absent.
+ */
+export type Position = bigint
+
+/**
+ * One page of listPets: at most `limit` pets with `id > afterId`, optionally of one status, read
+ * where at least `atLeast` is (a write's position, the previous page's).
+ */
 export interface PetPageQuery {
   limit: number
   status?: PetStatus | undefined
   afterId?: bigint | undefined
+  atLeast?: Position | undefined
 }
 
 /**
  * One page: `json`, the Pets body (members in the Pet schema's order, int64 as exact digits);
  * `count`, how many pets it holds; `lastId`, the id of its last pet; `more`, whether pets follow it
- * (then a next page exists and `lastId` is set).
+ * (then a next page exists and `lastId` is set); `position`, when reads are routed, one at least as
+ * late as everything the page saw (a next page read where at least that is never goes back in time).
  */
 interface PetPage {
   json: string
   count: number
   lastId: Int64Text | undefined
   more: boolean
+  position?: Position | undefined
 }
 
 /**
@@ -39,6 +52,8 @@ interface PetPage {
 export interface CreatedPet {
   id: Int64Text
   body: string
+  /** When reads are routed: a position at least as late as the create's commit (a read asking for it sees the pet). */
+  position?: Position | undefined
 }
 
 /** The pets a route handler may read and write. Rejects with StoreUnavailableError when transient. */
@@ -47,8 +62,8 @@ export interface PetStore {
   insertPet(draft: PetDraft): Promise<CreatedPet>
   /** One page ordered by `id` ascending (the keyset order of listPets; docs/specification.md). */
   listPets(query: PetPageQuery): Promise<PetPage>
-  /** The Pet body of the pet with this `id`, or undefined. */
-  findPet(id: bigint | Int64Text): Promise<string | undefined>
+  /** The Pet body of the pet with this `id`, or undefined; read where at least `atLeast` is. */
+  findPet(id: bigint | Int64Text, atLeast?: Position): Promise<string | undefined>
   /**
    * Inserts one pet unless `once` names an Idempotency-Key already used: the key's record and the
    * pet are written in one transaction, so a pet never exists without its record nor a record
@@ -84,9 +99,10 @@ export interface IdempotentCreate {
 
 /**
  * What insertPetOnce did: created a pet (`evicted`: the API key's oldest record was deleted to keep
- * it within `maxRecords`), found the pet the same request created before, or refused.
+ * it within `maxRecords`), found the pet the same request created before (with, when reads are
+ * routed, a position at least as late as its create's commit), or refused.
  */
 export type IdempotentOutcome =
   | { outcome: 'created'; pet: CreatedPet; evicted: boolean }
-  | { outcome: 'replayed'; petId: Int64Text }
+  | { outcome: 'replayed'; petId: Int64Text; position?: Position | undefined }
   | { outcome: 'key_reused' | 'in_flight' }

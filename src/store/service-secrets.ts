@@ -3,7 +3,10 @@
 import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
-/** Names of the stored secrets: `cursor` signs listPets cursors (src/http/routes/cursor.ts). */
+/**
+ * Names of the stored secrets: `cursor` signs listPets cursors (src/http/routes/cursor.ts) and
+ * consistency tokens (src/http/routes/consistency-token.ts).
+ */
 export type ServiceSecretName = 'cursor'
 
 /** The secret's bytes. Throws when it is missing (the database is not migrated). */

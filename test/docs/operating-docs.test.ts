@@ -8,13 +8,14 @@ import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { call, startServer, type TestServer } from '../../scripts/lib/test-server.js'
-import { VARIABLES } from '../../src/config.js'
+import { MAX_REPLICAS, VARIABLES } from '../../src/config.js'
 import { SERVER_TIMEOUTS } from '../../src/http/connection/timeouts.js'
 import { REQUEST_DURATION_BUCKETS } from '../../src/http/observability/metrics.js'
 import { METRICS_MAX_CONNECTIONS } from '../../src/http/observability/metrics-server.js'
 import { LEASE_DIVISOR, MAX_BATCH, STORE_RETRY_MS } from '../../src/http/pipeline/fleet-budget.js'
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, STDOUT_FAILED_MESSAGE } from '../../src/logger.js'
 import { WORKER_RESTARTS_METRIC } from '../../src/server/cluster-metrics.js'
+import { REPLICA_CHECK_INTERVAL_MS, REPLICA_CHECK_TIMEOUT_MS, WAIT_POLL_MS } from '../../src/store/postgres/read-routing.js'
 import { STORE_TIMEOUT_MS } from '../../src/store/rate-limit-store.js'
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
@@ -142,6 +143,21 @@ describe('what the operator docs say about the code', () => {
     const rules = read('deploy/prometheus-rules.yml')
     assert.ok(rules.includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the description of the alert')
     assert.ok(section(operating, 'Runbook').includes(`slower than ${STORE_TIMEOUT_MS} ms`), 'the runbook')
+  })
+
+  it('states how replicas are checked and waited for (read-routing.ts, config.ts)', () => {
+    const replicas = section(deploying, 'Read replicas').replaceAll(/\s+/g, ' ')
+    const ms = (value: number) => (value >= 1000 ? `${value / 1000} s` : `${value} ms`)
+    assert.ok(replicas.includes(`Every process checks, every ${ms(REPLICA_CHECK_INTERVAL_MS)},`), 'the interval')
+    assert.ok(replicas.includes(`(each on its health connection, ${ms(REPLICA_CHECK_TIMEOUT_MS)} timeout)`), 'the timeout')
+    assert.ok(replicas.includes(`up to ${REPLICA_CHECK_INTERVAL_MS / 1000} s when current`), 'the lag of a current replica')
+    assert.ok(replicas.includes(`\`REPLICA_MAX_LAG_MS\` (${ms(VARIABLES.REPLICA_MAX_LAG_MS.default)})`), 'REPLICA_MAX_LAG_MS')
+    assert.ok(replicas.includes(`\`REPLICA_WAIT_MS\` (${ms(VARIABLES.REPLICA_WAIT_MS.default)})`), 'REPLICA_WAIT_MS')
+    assert.ok(replicas.includes(`asking the replicas every ${ms(WAIT_POLL_MS)} meanwhile`), 'the poll')
+    assert.ok(replicas.includes(`At most ${MAX_REPLICAS}.`), 'the most replicas')
+    assert.ok(security.includes(`once per ${ms(WAIT_POLL_MS)}, not once per read`), 'docs/security.md: the poll')
+    const runbook = section(operating, 'Runbook').replaceAll(/\s+/g, ' ')
+    assert.ok(runbook.includes(`within ${REPLICA_CHECK_INTERVAL_MS / 1000} s of being current`), 'the runbook')
   })
 
   it('tells clients retrying a create to send the Idempotency-Key the service honours', () => {

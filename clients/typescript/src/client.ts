@@ -1,5 +1,6 @@
 // The hand-written layer over the generated types and openapi-fetch: the operations, exact int64
-// (lossless JSON), Link-following pagination, the Idempotency-Key on creates, and `withResponse()`.
+// (lossless JSON), Link-following pagination, the Idempotency-Key on creates, the consistency token
+// on reads, and `withResponse()`.
 import LinkHeader from 'http-link-header'
 import createFetchClient from 'openapi-fetch'
 import { type Conditional, type ConditionalOptions, conditionally } from './conditional.js'
@@ -162,6 +163,29 @@ function apiPromise<T>(result: Promise<WithResponse<T>>): ApiPromise<T> {
   return Object.assign(data, { withResponse: () => result })
 }
 
+/** The header of the consistency token (openapi.json: createPet's 201, and the reads' request header). */
+const CONSISTENCY_TOKEN = 'consistency-token'
+/** A consistency token's form: its position in 16 hex digits, so the later of two is the greater text, then its signature. */
+const CONSISTENCY_TOKEN_FORM = /^[0-9A-F]{16}\.[A-Za-z0-9_-]{22}$/
+
+/**
+ * The newest consistency token seen: `keep` takes a header's value and keeps it when it is later than
+ * the one held (answers can arrive out of order); `forget` drops the one held if it is still `token`.
+ */
+function consistencyTokens() {
+  let newest: string | undefined
+  return {
+    newest: () => newest,
+    keep(token: string | null) {
+      if (token === null || !CONSISTENCY_TOKEN_FORM.test(token)) return
+      if (newest === undefined || token.slice(0, 16) > newest.slice(0, 16)) newest = token
+    },
+    forget(token: string) {
+      if (newest === token) newest = undefined
+    },
+  }
+}
+
 /** RFC 6750 §2.1 b64token: what a bearer credential may hold. */
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
@@ -181,7 +205,9 @@ function checkedApiKey(apiKey: string | undefined): string {
  * A client for Animal Store interface 1.0.0. Every call has a deadline (`timeoutMs`, 30 s) and
  * retries on network errors, attempt timeouts, 409 and 429 (waiting Retry-After, up to
  * `maxRetryAfterMs`), and 502, 503 and 504, with exponential backoff and jitter, at most `retries`
- * times; GETs are safe to repeat and createPet carries an Idempotency-Key. After the last attempt a
+ * times; GETs are safe to repeat and createPet carries an Idempotency-Key. Every read sends the
+ * latest Consistency-Token a create's answer carried, so it includes this client's own creates
+ * (docs/specification.md, Consistency). After the last attempt a
  * non-2xx answer throws AnimalStoreError, a missing answer NetworkError or AnimalStoreTimeoutError;
  * an aborted `signal` rejects with its reason. Throws TypeError at once for a missing or malformed
  * `apiKey`, RangeError for a `retries` that is not a whole number from 0 up.
@@ -207,7 +233,13 @@ export function createClient(options: ClientOptions): AnimalStoreClient {
     bodySerializer: stringifyJson,
   })
 
+  // The newest consistency token the service has sent (a createPet's answer carries one when reads
+  // may come from replicas), sent on every read so that it includes this client's own creates.
+  const consistency = consistencyTokens()
+
   // Runs one request through the transport and turns its answer into a result or an AnimalStoreError.
+  // A read (every call without an Idempotency-Key) carries the consistency token; one the service
+  // refuses (its database was replaced) is forgotten, and the read sent again once without it.
   function call<T>(
     callOptions: CallOptions,
     idempotencyKey: string | undefined,
@@ -219,14 +251,25 @@ export function createClient(options: ClientOptions): AnimalStoreClient {
     const headers: Record<string, string> = { 'x-request-id': context.requestId }
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey
     if (ifNoneMatch !== undefined) headers['if-none-match'] = ifNoneMatch
-    const run = async (): Promise<WithResponse<T>> => {
+    const run = async (tokenRefused = false): Promise<WithResponse<T>> => {
+      const token = idempotencyKey === undefined ? consistency.newest() : undefined
+      if (token !== undefined) headers[CONSISTENCY_TOKEN] = token
+      else delete headers[CONSISTENCY_TOKEN]
       const { data, error, response } = await perform({
         headers,
         fetch: (request) => send(request, transport, callOptions, context),
       })
+      consistency.keep(response.headers.get(CONSISTENCY_TOKEN))
       // A 304 has no body: an answer only to a conditional call, whose parse expects it.
       const notModified = response.status === 304 && ifNoneMatch !== undefined
-      if (data === undefined && !notModified) throw new AnimalStoreError(response, error, context)
+      if (data === undefined && !notModified) {
+        const failure = new AnimalStoreError(response, error, context)
+        if (token !== undefined && !tokenRefused && failure.details?.some((detail) => detail.field === CONSISTENCY_TOKEN)) {
+          consistency.forget(token)
+          return run(true)
+        }
+        throw failure
+      }
       return { data: parse(data ?? '', response), response, requestId: response.headers.get('x-request-id') ?? context.requestId }
     }
     return apiPromise(run())

@@ -1,12 +1,12 @@
 // Prometheus metrics (prom-client): request count and duration by operation and status, the build,
 // database pool use, the SQLite writer's queue and commits, key-reload failures, a failed log stdout, the rate-limit
-// store's state and fallbacks, Idempotency-Key evictions, and the process's
+// store's state and fallbacks, Idempotency-Key evictions, read replicas (lag, reads per server, fall-backs), and the process's
 // default metrics. They are served apart from the app, by metrics-server.ts.
 import { subscribe } from 'node:diagnostics_channel'
 import type { Server } from 'node:net'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { NODE_VERSION, SERVICE_COMMIT, SERVICE_VERSION } from '../../build-info.js'
-import type { PoolStats } from '../../store/index.js'
+import type { PoolStats, ReadStats } from '../../store/index.js'
 import {
   WRITER_COMMIT_CHANNEL,
   type WriterCommit,
@@ -56,6 +56,8 @@ export interface MetricsSources {
   logStdoutFailures: () => number
   /** The rate limits' shared budgets, when RATE_LIMIT_STORE_URL is set. */
   rateLimits?: Pick<FleetBudgets, 'up' | 'fallbacks'> | undefined
+  /** Reads per server and each replica's state (Store.readStats), when DATABASE_REPLICA_URLS is set. */
+  readStats?: (() => ReadStats | undefined) | undefined
 }
 
 /**
@@ -74,6 +76,7 @@ export function createMetricsRegistry(sources: MetricsSources): Registry {
   registerFailureTotals(registers, sources)
   registerCommitDurations(registers)
   registerRateLimitStore(registers, sources.rateLimits)
+  registerReplicas(registers, sources.readStats ?? (() => undefined))
   return registry
 }
 
@@ -189,6 +192,59 @@ function registerRateLimitStore(registers: Registry[], budgets: MetricsSources['
     'Requests whose rate limit was counted per process because the rate-limit store (RATE_LIMIT_STORE_URL) did not answer.',
     () => budgets?.fallbacks ?? 0,
   )
+}
+
+/**
+ * Read replicas (DATABASE_REPLICA_URLS): each one's lag and whether it gets reads, reads by the server
+ * that served them, and reads sent to the primary by why (no series without replicas). Under WORKERS
+ * the primary shows the worst worker's view of each replica.
+ */
+function registerReplicas(registers: Registry[], read: () => ReadStats | undefined): void {
+  new Gauge({
+    name: 'animal_store_replica_lag_seconds',
+    help: 'How far behind the primary each replica is at most, in seconds: the time since the primary was last seen at a WAL position the replica has replayed (up to 0.25 s when current). Above REPLICA_MAX_LAG_MS it gets no reads.',
+    labelNames: ['replica'],
+    aggregator: 'max',
+    registers,
+    collect() {
+      this.reset()
+      for (const replica of read()?.replicas ?? []) this.set({ replica: replica.name }, replica.lagSeconds)
+    },
+  })
+  new Gauge({
+    name: 'animal_store_replica_serving',
+    help: 'Whether each replica gets reads now: 1 yes; 0 when down, promoted, of another cluster or behind by more than REPLICA_MAX_LAG_MS.',
+    labelNames: ['replica'],
+    aggregator: 'min',
+    registers,
+    collect() {
+      this.reset()
+      for (const replica of read()?.replicas ?? []) this.set({ replica: replica.name }, replica.serving ? 1 : 0)
+    },
+  })
+  new Counter({
+    name: 'animal_store_database_reads_total',
+    help: 'listPets and getPet reads by the server that served them: `primary`, or `replica-N` (N its place in DATABASE_REPLICA_URLS).',
+    labelNames: ['target'],
+    registers,
+    collect() {
+      this.reset()
+      const stats = read()
+      if (!stats) return
+      this.inc({ target: 'primary' }, stats.primaryReads)
+      for (const replica of stats.replicas) this.inc({ target: replica.name }, replica.reads)
+    },
+  })
+  new Counter({
+    name: 'animal_store_replica_fallbacks_total',
+    help: 'Reads sent to the primary although replicas are set, by reason: `unavailable` (no replica in rotation), `wait` (none had replayed the consistency token or cursor within REPLICA_WAIT_MS), `error` (the read failed on a replica and was repeated on the primary).',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      this.reset()
+      for (const [reason, count] of Object.entries(read()?.fallbacks ?? {})) this.inc({ reason }, count)
+    },
+  })
 }
 
 /** The SQLite writer's commit durations, observed from its diagnostics channel (sqlite-writer-events.ts). */

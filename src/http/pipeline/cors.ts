@@ -3,15 +3,27 @@
 // may read, and how the request pipeline recognises a preflight it must let through without a key.
 import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { CONSISTENCY_TOKEN_HEADER } from '../routes/consistency-token.js'
 
-/** Request headers a page may send: the key, JSON bodies, safe retries, conditional reads and its own request id. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id']
+/**
+ * Request headers a page may send: the key, JSON bodies, safe retries, conditional reads, reads that
+ * include its own writes, and its own request id.
+ */
+export const CORS_ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Idempotency-Key',
+  'If-None-Match',
+  CONSISTENCY_TOKEN_HEADER,
+  'X-Request-Id',
+]
 
 /**
  * Response headers a page may read besides the CORS-safelisted ones (paging, limits, deprecation,
- * tracing, the 401 challenge, a replayed create, the entity tag).
+ * tracing, the 401 challenge, a replayed create, the entity tag, a create's consistency token).
  */
 export const CORS_EXPOSED_HEADERS = [
+  CONSISTENCY_TOKEN_HEADER,
   'ETag',
   'Idempotent-Replayed',
   'Link',

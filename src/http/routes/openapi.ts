@@ -42,6 +42,10 @@ the \`Error\` body. Bodies of 1 KiB or more are compressed (gzip or br) when \`A
 (evaluated after the key is accepted: a wrong key gets 401). A 304 counts against the rate limit. This
 document itself is \`Cache-Control: no-cache\` rather than \`no-store\`: a cache may keep it and revalidate.
 
+**Consistency.** When the deployment reads from replicas, createPet's 201 carries \`Consistency-Token\`;
+send the latest one back on listPets and getPet and the answer includes that create, whichever
+instance or replica serves it. A token the service did not issue is a 400 naming the header.
+
 **Browsers.** When the deployment allows origins (CORS), a preflight is answered 204 without a key,
 and pages may read ${CORS_EXPOSED_HEADERS.map((name) => `\`${name}\``).join(', ')}.`
 

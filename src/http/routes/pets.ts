@@ -15,10 +15,18 @@ import {
   PetIdParams,
   ListPetsQuery as Query,
 } from '../../schemas.js'
-import type { CreatedPet, PetDraft, PetStore } from '../../store/index.js'
+import type { CreatedPet, PetDraft, PetStore, Position } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import type { KeyIdentity } from '../pipeline/auth.js'
 import { contentCodingFor, notModified, type PetTags } from '../pipeline/conditional-requests.js'
+import {
+  CONSISTENCY_TOKEN_FIELD,
+  CONSISTENCY_TOKEN_HEADER,
+  CONSISTENCY_TOKEN_RESPONSE_HEADER,
+  ConsistencyTokenHeaders,
+  type ConsistencyTokens,
+  requestedPosition,
+} from './consistency-token.js'
 import type { CursorCodec } from './cursor.js'
 import { DEPRECATION_HEADERS, deprecationHeaders, SUNSET_DATE } from './deprecation.js'
 import { fingerprintOf, IDEMPOTENCY_KEY_TTL_MS, IdempotencyHeaders, replayedPetId } from './idempotency.js'
@@ -34,13 +42,15 @@ import {
 
 /**
  * What the pet routes need: the store, the public base of links (`PUBLIC_URL`, else `/v1`), the
- * cursor codec (the same one the validator checks cursors with), and the pets' entity tags.
+ * cursor codec (the same one the validator checks cursors with), the pets' entity tags and the
+ * consistency tokens' codec.
  */
 export interface PetRoutesOptions {
   pets: PetStore
   linkBase: string
   cursors: CursorCodec
   tags: PetTags
+  tokens: ConsistencyTokens
   /** IDEMPOTENCY_RECORDS_PER_KEY: Idempotency-Key records one API key may hold. */
   idempotencyRecordsPerKey: number
 }
@@ -52,6 +62,11 @@ const READ: Array<Record<string, KeyScope[]>> = [{ bearerAuth: ['read'] }]
 const WRITE: Array<Record<string, KeyScope[]>> = [{ bearerAuth: ['write'] }]
 /** No query parameters: any is refused (400), as on listPets, so a typo never passes silently. */
 const NO_QUERY = Type.Object({}, { additionalProperties: false })
+/** The request headers of the reads: If-None-Match and Consistency-Token. */
+const READ_HEADERS = Type.Object({ ...ConditionalHeaders.properties, ...ConsistencyTokenHeaders.properties })
+
+/** The later of two positions (either may be absent). */
+const later = (a: Position | undefined, b: Position | undefined) => (a === undefined || (b !== undefined && b > a) ? b : a)
 
 // The longest next link: the longest base, limit, status and cursor the query schema allows.
 const NEXT_LINK_MAX_LENGTH =
@@ -65,8 +80,8 @@ export async function petRoutes(app: FastifyInstance, options: PetRoutesOptions)
   getPetRoute(app, options)
 }
 
-function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags }: PetRoutesOptions): void {
-  app.get<{ Querystring: ListPetsQuery }>(
+function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags, tokens }: PetRoutesOptions): void {
+  app.get<{ Querystring: ListPetsQuery; Headers: { 'consistency-token'?: string } }>(
     '/v1/pets',
     {
       schema: {
@@ -77,7 +92,7 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags }: 
         tags: ['pets'],
         security: READ,
         querystring: Query,
-        headers: ConditionalHeaders,
+        headers: READ_HEADERS,
         response: {
           200: successResponse(200, 'Pets', 'Success: a page of animals (possibly empty).', {
             Link: header('RFC 8288 link to the next page, `<…/pets?…&cursor=…>; rel="next"`; absent on the last page.', {
@@ -92,16 +107,25 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags }: 
     },
     async (request, reply) => {
       const { limit = DEFAULT_PAGE_LIMIT, status, cursor } = request.query
-      const afterId = cursor === undefined ? undefined : cursors.idOf(cursor) // verified by the schema's `format: cursor`
-      const page = await pets.listPets({ limit, status, afterId })
-      let next: string | undefined
-      if (page.more && page.lastId !== undefined) {
-        // limit is digits, status an enum and the cursor base64url and a dot: nothing to percent-encode.
-        const filter = status === undefined ? '' : `&status=${status}`
-        next = `<${linkBase}/pets?limit=${limit}${filter}&cursor=${cursors.encode(page.lastId)}>; rel="next"`
+      let afterId: bigint | undefined
+      // The position the page must include: the client's newest write, and what the previous page saw.
+      let atLeast = requestedPosition(tokens, request.headers[CONSISTENCY_TOKEN_FIELD])
+      if (cursor !== undefined) {
+        afterId = cursors.idOf(cursor) // verified by the schema's `format: cursor`
+        atLeast = later(atLeast, cursors.positionOf(cursor))
       }
-      // The tag covers the next link too: a page whose pets are unchanged but that gained a next page is new.
-      const tag = tags.page(`${status ?? ''}\n${afterId ?? ''}\n${page.count}\n${page.lastId ?? ''}`, next)
+      const page = await pets.listPets({ limit, status, afterId, atLeast })
+      let next: string | undefined
+      let tagged: string | undefined
+      if (page.more && page.lastId !== undefined) {
+        // limit is digits, status an enum and the cursor base64url and dots: nothing to percent-encode.
+        const link = `<${linkBase}/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=`
+        next = `${link}${cursors.encode(page.lastId, page.position)}>; rel="next"`
+        // The tag covers the next link too (a page whose pets are unchanged but that gained a next
+        // page is new), but not the position in its cursor, which moves with every write.
+        tagged = page.position === undefined ? next : `${link}${cursors.encode(page.lastId)}>; rel="next"`
+      }
+      const tag = tags.page(`${status ?? ''}\n${afterId ?? ''}\n${page.count}\n${page.lastId ?? ''}`, tagged)
       if (notModified(request, reply, tag, contentCodingFor(request, page.json))) return reply.send()
       if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)
@@ -109,7 +133,7 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags }: 
   )
 }
 
-function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecordsPerKey }: PetRoutesOptions): void {
+function createPetRoute(app: FastifyInstance, { pets, linkBase, tokens, idempotencyRecordsPerKey }: PetRoutesOptions): void {
   app.post<{ Body: NewPet; Headers: { 'idempotency-key'?: string } }>(
     '/v1/pets',
     {
@@ -133,6 +157,7 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
               '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
               { enum: ['true'] },
             ),
+            [CONSISTENCY_TOKEN_HEADER]: CONSISTENCY_TOKEN_RESPONSE_HEADER,
           }),
           ...errorResponses([400, 401, 403, 408, 409, 413, 415, 422, 429, 431, 500, 503]),
         },
@@ -154,21 +179,25 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, idempotencyRecor
       })
       if (outcome.outcome === 'created') return created(reply, outcome.pet)
       const petId = replayedPetId(outcome)
-      // Pets are never deleted: a committed pet that cannot be read back is a fault (500).
-      const body = await pets.findPet(petId)
+      // Pets are never deleted: a committed pet that cannot be read back is a fault (500). It is read
+      // where the first create's commit is (a replica may not have it yet).
+      const position = outcome.outcome === 'replayed' ? outcome.position : undefined
+      const body = await pets.findPet(petId, position)
       if (body === undefined) throw new Error(`pet ${petId} of a stored Idempotency-Key not found`)
-      return created(reply.header('idempotent-replayed', 'true'), { id: petId, body })
+      return created(reply.header('idempotent-replayed', 'true'), { id: petId, body, position })
     },
   )
 
-  // The 201 of createPet, for a first create and a replay alike: the pet's body, and where it lives.
+  // The 201 of createPet, for a first create and a replay alike: the pet's body, where it lives, and
+  // (when reads may come from replicas) the token that makes later reads include it.
   function created(reply: FastifyReply, pet: CreatedPet): FastifyReply {
+    if (pet.position !== undefined) reply.header(CONSISTENCY_TOKEN_FIELD, tokens.encode(pet.position))
     return reply.code(201).header('location', `${linkBase}/pets/${pet.id}`).type(JSON_CONTENT_TYPE).send(pet.body)
   }
 }
 
-function getPetRoute(app: FastifyInstance, { pets, linkBase, tags }: PetRoutesOptions): void {
-  app.get<{ Params: PetIdParams }>(
+function getPetRoute(app: FastifyInstance, { pets, linkBase, tags, tokens }: PetRoutesOptions): void {
+  app.get<{ Params: PetIdParams; Headers: { 'consistency-token'?: string } }>(
     '/v1/pets/:petId',
     {
       config: { headers: deprecationHeaders(`${linkBase}/pets`) },
@@ -182,7 +211,7 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase, tags }: PetRoutesOp
         security: READ,
         querystring: NO_QUERY,
         params: PetIdParams,
-        headers: ConditionalHeaders,
+        headers: READ_HEADERS,
         response: {
           200: successResponse(200, 'Pet', 'Success.', { ...DEPRECATION_HEADERS, ETag: ETAG_HEADER }),
           304: notModifiedResponse(DEPRECATION_HEADERS),
@@ -192,7 +221,7 @@ function getPetRoute(app: FastifyInstance, { pets, linkBase, tags }: PetRoutesOp
     },
     async (request, reply) => {
       const id = toBigInt(request.params.petId)
-      const pet = await pets.findPet(id)
+      const pet = await pets.findPet(id, requestedPosition(tokens, request.headers[CONSISTENCY_TOKEN_FIELD]))
       if (pet === undefined) throw new ApiError('pet_not_found')
       // A pet never changes once created, so its tag stays valid for as long as it exists.
       if (notModified(request, reply, tags.pet(String(id)), undefined)) return reply.send()

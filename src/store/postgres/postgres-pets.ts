@@ -10,6 +10,7 @@ import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idem
 import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
 import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
+import { positionOf, type ReadRouting, type ServerRead } from './read-routing.js'
 
 const STATEMENTS = compilePetStatements('postgres')
 
@@ -29,9 +30,9 @@ const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
  * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
  * again unnamed: a read is one statement outside a transaction, safe to repeat.
  */
-function namedReads(pool: pg.Pool, onNotKept: () => void) {
+export function namedReads(pool: pg.Pool, onNotKept: () => void): ServerRead {
   let named = true
-  return async (statement: { sql: string; name: string }, values: unknown[]): Promise<PetRow[]> => {
+  return async (statement, values) => {
     if (named) {
       try {
         return (await pool.query<PetRow>({ name: statement.name, text: statement.sql, values, rowMode: 'array' })).rows
@@ -150,14 +151,16 @@ async function probeWrite(query: Query): Promise<void> {
  * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
  * it). A transaction (an Idempotency-Key create, the probe write) takes at most `transactionTimeoutMs`
  * (ms) in all. `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
- * named statements (reads are unnamed from then on).
+ * named statements (reads are unnamed from then on). With `routed` (DATABASE_REPLICA_URLS), reads
+ * go through it to the replicas (read-routing.ts); without, straight to `pool`.
  */
 export function postgresPetStore(
   pool: pg.Pool,
   transactionTimeoutMs: number,
   onNamedStatementsNotKept: () => void = () => {},
+  routed?: ReadRouting['read'],
 ): PetStore {
-  const read = namedReads(pool, onNamedStatementsNotKept)
+  const read = routed ?? namedReads(pool, onNamedStatementsNotKept)
   // A plain create is one autocommit statement on whichever pool connection is free.
   const anyConnection = ((text: string, values?: unknown[], rowMode?: 'array') =>
     pool.query({ text, values, rowMode } as pg.QueryConfig)) as Query
@@ -172,13 +175,19 @@ export function postgresPetStore(
         limit: query.limit + 1,
         afterId: query.afterId === undefined ? undefined : text(query.afterId),
       })
-      const rows = await read(statement, values)
+      const rows = await read(statement, values, query.atLeast)
       const count = Math.min(rows.length, query.limit)
       const last = rows[count - 1]
-      return { json: petsJson(rows, count), count, lastId: last?.[PET_ROW_ID] ?? undefined, more: rows.length > query.limit }
+      return {
+        json: petsJson(rows, count),
+        count,
+        lastId: last?.[PET_ROW_ID] ?? undefined,
+        more: rows.length > query.limit,
+        position: routed === undefined ? undefined : positionOf(rows[0]),
+      }
     },
-    findPet: async (id) => {
-      const row = (await read(READS.find, READS.find.bind({ id: text(id) })))[0]
+    findPet: async (id, atLeast) => {
+      const row = (await read(READS.find, READS.find.bind({ id: text(id) }), atLeast))[0]
       return row === undefined ? undefined : petJson(row)
     },
     insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),

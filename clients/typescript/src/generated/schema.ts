@@ -157,6 +157,8 @@ export interface operations {
             header?: {
                 /** @description RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted. */
                 "If-None-Match"?: string;
+                /** @description The newest `Consistency-Token` this client received from createPet, sent back unchanged: the answer then includes that create (and every earlier one), even when it is read from a replica. Tokens are opaque but ordered: of two, the one with the greater text before the dot is the later; keep that one. A token the service did not issue is a 400 naming this header. */
+                "Consistency-Token"?: string;
             };
             path?: never;
             cookie?: never;
@@ -332,6 +334,8 @@ export interface operations {
                     Location?: string;
                     /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description Sent when this deployment reads from replicas: the position of this create. Send it back in `Consistency-Token` on later reads (keep the greatest one, comparing the text before the dot) and they include this animal, whichever instance or replica answers. Absent when every read goes to one database (each then sees every create). */
+                    "Consistency-Token"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -527,6 +531,8 @@ export interface operations {
             header?: {
                 /** @description RFC 9110 §13.1.2: `*` or a list of entity tags from earlier `ETag` fields. When one matches the current representation (weak comparison), the answer is 304 without a body. Evaluated only after the API key is accepted. */
                 "If-None-Match"?: string;
+                /** @description The newest `Consistency-Token` this client received from createPet, sent back unchanged: the answer then includes that create (and every earlier one), even when it is read from a replica. Tokens are opaque but ordered: of two, the one with the greater text before the dot is the later; keep that one. A token the service did not issue is a 400 naming this header. */
+                "Consistency-Token"?: string;
             };
             path: {
                 /** @description Identifier of the animal (signed 64-bit integer). */

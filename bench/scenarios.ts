@@ -165,8 +165,8 @@ export const SCENARIOS: Scenario[] = [
     id: 'e',
     title: '401',
     kinds: one('GET', '/v1/pets', 401, { key: false }),
-    // The minimal Fastify app serves it too, untargeted: a new connection per request is what peaks a
-    // Node.js process's RSS, and the peak RSS target compares processes that served the same requests.
+    // The minimal Fastify app serves it too, untargeted: the peak RSS target compares processes that served the
+    // same requests.
     on: {
       sqlite: { processes: onSqlite, targets: [{ over: 'bare', min: 0.85 }, ...typical] },
       postgres: { processes: onPostgres, targets: typical },

@@ -1,5 +1,5 @@
 // The bench's floor (`bare`): node:http answering each bench request with a body of the service's shape, doing none of
-// its work (no database, canned pages). Its 401 closes the connection, as the minimal Fastify app's does.
+// its work (no database, canned pages). Its 401 keeps the connection, as the service's does when no body is unread.
 // `node bare.js`; prints `bare listening on http://127.0.0.1:PORT`.
 import { createServer } from 'node:http'
 import {
@@ -16,7 +16,7 @@ import {
 const MISSING = JSON.stringify(MISSING_KEY)
 const INVALID = JSON.stringify(INVALID_KEY)
 const ABSENT = JSON.stringify(NOT_FOUND)
-const CHALLENGE = { 'www-authenticate': WWW_AUTHENTICATE, connection: 'close' }
+const CHALLENGE = { 'www-authenticate': WWW_AUTHENTICATE }
 
 // A seeded pet's JSON (bench/databases.ts: name `pet-ID`, category `ID % 1000 + 1`).
 const pet = (id: number, status: string) => `{"id":${id},"name":"pet-${id}","categoryId":${(id % 1000) + 1},"status":"${status}"}`

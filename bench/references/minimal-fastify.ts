@@ -1,5 +1,5 @@
 // The minimal Fastify reference (`minimal-fastify`): the plainest Fastify 5 app doing the service's work for the bench's
-// requests and nothing more: the key check with the service's 401 (which closes its connection), Ajv validation, an
+// requests and nothing more: the key check with the service's 401 (the connection kept), Ajv validation, an
 // int64-exact body parse, keyset pages with a `Link` to the next one, fast-json-stringify through response schemas,
 // prepared (named) statements, a `pg` pool of BENCH_POOL_MAX. No logs, metrics, rate limit or request ids.
 // `node minimal-fastify.js sqlite|postgres`; prints `minimal-fastify listening on http://127.0.0.1:PORT`.
@@ -30,7 +30,7 @@ const rows = await openPetRows(databaseArgument(NAME), DATABASE_LOCATION, {
 const MISSING = JSON.stringify(MISSING_KEY)
 const INVALID = JSON.stringify(INVALID_KEY)
 const ABSENT = JSON.stringify(NOT_FOUND)
-const CHALLENGE = { 'www-authenticate': WWW_AUTHENTICATE, connection: 'close' }
+const CHALLENGE = { 'www-authenticate': WWW_AUTHENTICATE }
 const int64 = { type: 'string', pattern: '^-?[0-9]{1,19}$' }
 const status = { type: 'string', enum: STATUSES }
 const pet = {

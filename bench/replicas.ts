@@ -3,14 +3,14 @@
 // scenario (a)'s list 20 and (d)'s get by id together, in alternating rounds: req/s, each PostgreSQL server's CPU time
 // per read (its postmaster and backends, from /proc), and the share of reads the replica served (the service's own
 // `animal_store_database_reads_total`). The servers are not pinned: they share the machine with the load.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { type PostgresReplica, startReplica } from '../scripts/lib/postgres-replica.js'
 import { type PostgresServer, startPostgres } from '../scripts/lib/postgres-server.js'
-import { seededPostgresDatabase } from './databases.js'
-import type { ServerProcess } from './processes.js'
+import { type BenchDatabase, seededPostgresDatabase } from './databases.js'
+import { type ServerProcess, treeCpuSeconds } from './processes.js'
 import { log, median } from './report.js'
-import type { Run } from './run.js'
+import type { BenchServer, Run } from './run.js'
 import { SCENARIOS, SEEDED_PETS } from './scenarios.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -46,8 +46,8 @@ export async function replicaCapacity(run: Run): Promise<boolean> {
   run.cleanups.push(() => replica.destroy())
   await replica.caughtUp()
   const onReplica = Object.assign(new URL(replica.url), { pathname: new URL(url).pathname }).href
-  const database = { url, location: url, destroy: async () => {} }
-  const servers: Record<Setup, ServerProcess> = {
+  const database: BenchDatabase = { kind: 'postgres', url, location: url, destroy: async () => {} }
+  const servers: Record<Setup, BenchServer> = {
     'primary alone': await run.start('service', database),
     'primary + replica': await run.start('service', database, { DATABASE_REPLICA_URLS: onReplica }),
   }
@@ -56,7 +56,7 @@ export async function replicaCapacity(run: Run): Promise<boolean> {
   for (let round = 0; round < run.settings.rounds; round++) {
     for (const setup of round % 2 ? [...SETUPS].reverse() : SETUPS) {
       const server = servers[setup]
-      const before = { primary: treeCpuSeconds(primary), replica: treeCpuSeconds(replica), reads: await readsByTarget(server) }
+      const before = { primary: serverCpu(primary), replica: serverCpu(replica), reads: await readsByTarget(server) }
       const measured = await run.load(server, kinds)
       const reads = await readsByTarget(server)
       const served = (target: string) => (reads.get(target) ?? 0) - (before.reads.get(target) ?? 0)
@@ -64,8 +64,8 @@ export async function replicaCapacity(run: Run): Promise<boolean> {
       const each: Round = {
         reqPerSec: measured.reqPerSec,
         serviceUs: measured.cpuUs ?? Number.NaN,
-        primaryUs: ((treeCpuSeconds(primary) - before.primary) / measured.requests) * 1e6,
-        replicaUs: ((treeCpuSeconds(replica) - before.replica) / measured.requests) * 1e6,
+        primaryUs: ((serverCpu(primary) - before.primary) / measured.requests) * 1e6,
+        replicaUs: ((serverCpu(replica) - before.replica) / measured.requests) * 1e6,
         replicaShare: total > 0 ? served('replica-1') / total : 0,
       }
       rounds[setup].push(each)
@@ -108,26 +108,9 @@ export async function replicaCapacity(run: Run): Promise<boolean> {
   return failed
 }
 
-/**
- * The CPU time (s) a PostgreSQL server has used: its postmaster's own and its exited children's (utime, stime, cutime,
- * cstime), and each running child's (its backends, walsender, walreceiver); NaN when it is not running.
- */
-function treeCpuSeconds(server: PostgresServer): number {
-  const pid = server.pid()
-  if (pid === undefined) return Number.NaN
-  const stat = (of: number | string) => readFileSync(`/proc/${of}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-  const own = stat(pid)
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const fields = stat(entry)
-      if (Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // It ended while /proc was read: its time is in the postmaster's cutime and cstime now.
-    }
-  }
-  return ticks / 100
+/** The CPU time (s) a PostgreSQL server has used (its postmaster's tree: treeCpuSeconds); NaN when it is not running. */
+function serverCpu(server: PostgresServer): number {
+  return treeCpuSeconds(server.pid() ?? Number.NaN)
 }
 
 /** `animal_store_database_reads_total` of `server` by `target`, from its metrics listener (its stdout names it). */

@@ -1,32 +1,35 @@
-// `npm run bench`: the service as `npm start` runs it against the minimal Fastify apps and a bare node:http server, in
-// the same run, pinned, on SQLite and PostgreSQL; prints the figures and every target with its verdict
-// (docs/benchmarks.md). `--soak` (`npm run soak`) is its long mode: the service alone under a mixed load for minutes,
+// `npm run bench`: the service as `npm start` runs it against the previous release and the reference apps (minimal and
+// typical Fastify, typical Express, bare node:http), in the same run, pinned, on SQLite and PostgreSQL; prints the
+// figures, PostgreSQL's own CPU per request, the comparison with the previous release and every target with its
+// verdict (docs/benchmarks.md). `--soak` (`npm run soak`) is its long mode: the service alone under a mixed load for minutes,
 // every status checked per kind, its memory sampled (docs/reliability.md). Exit code 1 when the harness fails (a
 // server does not start, an unexpected status, a socket error); a missed target never fails it.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import ts from 'typescript'
+import { buildRelease, PREVIOUS_RELEASE } from '../scripts/lib/previous-release.js'
 import { type BenchDatabase, commitMedianMs, postgresDatabase, sqliteDatabase } from './databases.js'
 import { cpuSeconds, killChildren, readMemory, type ServerProcess, startServer } from './processes.js'
 import { rateLimitStoreCost } from './rate-limit-store.js'
 import { replicaCapacity } from './replicas.js'
-import { log, median, printFigures, printHeader, printTargets, type Results } from './report.js'
+import { log, median, printFigures, printHeader, printPrevious, printTargets, type Results } from './report.js'
 import {
   AUTHORIZATION,
   collectPools,
   DATABASES,
   type Database,
   type Pools,
+  PROCESSES,
   type Process,
   preflight,
   type RequestKind,
   SCENARIOS,
   SEEDED_PETS,
 } from './scenarios.js'
+import { type ProgramPlaces, programOf, transpileReferences } from './servers.js'
 import { soak } from './soak.js'
 import { type LoadOptions, type Measurement, runWrk, wrkVersion } from './wrk.js'
 
@@ -49,13 +52,14 @@ const OPTIONS = {
 
 /**
  * Reads the options (docs/benchmarks.md, How to run); throws naming the option when one is unknown or out of range.
- * Defaults: the bench 3 rounds × 5 s after a 2 s warm-up; `--quick` 1 round × 1 s (checks the harness; its figures
- * mean nothing); `--soak` 300 s after a 30 s warm-up at 128 connections, on SQLite.
+ * Defaults: the bench 3 rounds × 4 s after a 2 s warm-up (docs/benchmarks.md, How to run, says why); `--quick` 1
+ * round × 1 s (checks the harness; its figures mean nothing); `--soak` 300 s after a 30 s warm-up at 128 connections,
+ * on SQLite.
  */
 export function readSettings(args: string[]) {
   const { values } = parseArgs({ args, options: OPTIONS, strict: true })
   const mode = values.soak ? 'soak' : values.quick ? 'quick' : 'bench'
-  const [duration, rounds, warmup, connections] = { bench: [5, 3, 2, 64], quick: [1, 1, 0, 64], soak: [300, 1, 30, 128] }[mode]
+  const [duration, rounds, warmup, connections] = { bench: [4, 3, 2, 64], quick: [1, 1, 0, 64], soak: [300, 1, 30, 128] }[mode]
   const int = (name: 'duration' | 'rounds' | 'warmup' | 'connections', fallback = 0, min: number, max: number) => {
     const text = values[name] ?? String(fallback)
     if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
@@ -82,18 +86,28 @@ export function readSettings(args: string[]) {
   }
 }
 
+/** A server the bench started, and the database it serves. */
+export interface BenchServer extends ServerProcess {
+  database: BenchDatabase
+}
+
 /** What every part of a run needs: where things are, how servers and wrk are started, and what to undo. */
 export interface Run {
   settings: Settings
   /** The project's own node (node_modules/.bin/node, Node 24), which runs every server. */
   node: string
   tmp: string
+  /** Where each process's program is (the previous release's once it is built). */
+  places: ProgramPlaces
   /** `taskset -c CPU` when pinning is possible, else nothing. */
   pin(cpu: number): string[]
-  /** Loads one server with one workload from CPU 1, and measures the server's CPU time per request. */
-  load(server: ServerProcess, kinds: RequestKind[], extra?: Partial<LoadOptions>): Promise<Measurement>
-  /** Starts the service, a reference, or the bare server on CPU 0, on `database`. */
-  start(process: Process, database: BenchDatabase, env?: NodeJS.ProcessEnv): Promise<ServerProcess>
+  /**
+   * Loads one server with one workload from CPU 1; measures the server's CPU time per request and, on PostgreSQL,
+   * the database server's (sampled just before and after the run).
+   */
+  load(server: BenchServer, kinds: RequestKind[], extra?: Partial<LoadOptions>): Promise<Measurement>
+  /** Starts `process` (the service, the previous release or a reference) on CPU 0, on `database`. */
+  start(process: Process, database: BenchDatabase, env?: NodeJS.ProcessEnv): Promise<BenchServer>
   /** Undo steps, run newest first at the end or on a signal. */
   cleanups: (() => Promise<void> | void)[]
 }
@@ -112,8 +126,11 @@ async function main(): Promise<void> {
     settings,
     node,
     tmp,
+    places: { node, references: tmp },
     pin: (cpu) => (pinned ? ['taskset', '-c', String(cpu)] : []),
     load: async (server, kinds, extra) => {
+      const databaseCpu = server.database.serverCpuSeconds
+      const databaseBefore = databaseCpu?.() ?? Number.NaN
       const cpuBefore = cpuSeconds(server.pid)
       const measured = await runWrk({
         origin: server.origin,
@@ -126,7 +143,9 @@ async function main(): Promise<void> {
         seed: ++seed,
         ...extra,
       })
-      return { ...measured, cpuUs: ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6 }
+      const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6
+      if (databaseCpu === undefined) return { ...measured, cpuUs }
+      return { ...measured, cpuUs, databaseCpuUs: ((databaseCpu() - databaseBefore) / measured.requests) * 1e6 }
     },
     start: (process, database, env) => startProcess(run, process, database, env),
     cleanups: [() => rmSync(tmp, { recursive: true, force: true })],
@@ -142,14 +161,21 @@ async function main(): Promise<void> {
     printHeader(ROOT, node, `tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(), wrk, pinned)
     if (!settings.skipBuild) build(node)
     run.cleanups.push(transpileReferences(tmp))
+    if (!settings.soak && needs(settings, 'previous')) {
+      log(`building the previous release ${PREVIOUS_RELEASE.slice(0, 7)} (kept in ${tmpdir()} for the next run) ...`)
+      run.places.previous = dirname(dirname(buildRelease(PREVIOUS_RELEASE)))
+    }
     if (settings.soak) {
       for (const database of settings.databases) failed = (await soak(run, database, await openDatabase(run, database))) || failed
     } else {
       const results: Results = { rounds: new Map(), halfRate: new Map(), peakKiB: new Map() }
       for (const database of settings.databases) failed = (await benchDatabase(run, database, results)) || failed
       for (const database of settings.databases) printFigures(results, database, settings.rounds)
+      const costlier = printPrevious(results, PREVIOUS_RELEASE.slice(0, 7))
       const missed = printTargets(results)
-      log(`\n${missed} target(s) missed${settings.quick ? ' (--quick: these figures mean nothing)' : ''}`)
+      const meaningless = settings.quick ? ' (--quick: these figures mean nothing)' : ''
+      log(`\n${missed} target(s) missed${meaningless}`)
+      log(`${costlier} scenario(s) FLAGGED against the previous release${meaningless}`)
     }
   } finally {
     await cleanUp(run)
@@ -175,18 +201,13 @@ function build(node: string): void {
   if (result.status !== 0) throw new Error(`tsc -p . failed (status ${result.status})`)
 }
 
-/**
- * Writes bench/references.ts as plain JavaScript to `dir`/references.js (no TypeScript loader in the references'
- * memory), with a link to the project's node_modules for its imports. Returns the undo: removes the link (before the
- * folder is deleted, so nothing ever follows it out).
- */
-export function transpileReferences(dir: string): () => void {
-  const source = readFileSync(join(ROOT, 'bench/references.ts'), 'utf8')
-  const options = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
-  writeFileSync(join(dir, 'references.js'), ts.transpileModule(source, { compilerOptions: options }).outputText)
-  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
-  return () => unlinkSync(join(dir, 'node_modules'))
+/** Whether any selected scenario runs `process` on a selected database. */
+function needs(settings: Settings, process: Process): boolean {
+  return SCENARIOS.some(
+    (scenario) =>
+      settings.scenarios.includes(scenario.id) &&
+      settings.databases.some((database) => scenario.on[database]?.processes.includes(process)),
+  )
 }
 
 /** A migrated database seeded with SEEDED_PETS pets, destroyed at the end. */
@@ -194,51 +215,26 @@ async function openDatabase(run: Run, database: Database): Promise<BenchDatabase
   const opened =
     database === 'sqlite'
       ? await sqliteDatabase(run.node, ROOT, run.tmp, SEEDED_PETS)
-      : await postgresDatabase(run.node, ROOT, SEEDED_PETS)
+      : await postgresDatabase(run.node, ROOT, SEEDED_PETS, run.pin(1).length > 0 ? 1 : undefined)
   run.cleanups.push(() => opened.destroy())
   return opened
 }
 
-/** Starts `process` on CPU 0 and registers its stop; the service exactly as `npm start` runs it (package.json). */
+/** Starts `process` on CPU 0 and registers its stop (bench/servers.ts says how each process is started). */
 async function startProcess(
   run: Run,
   process: Process,
   database: BenchDatabase,
   env: NodeJS.ProcessEnv = {},
-): Promise<ServerProcess> {
-  const base = { PATH: globalThis.process.env.PATH, HOME: globalThis.process.env.HOME }
-  const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string
-  const [command, ...args] = start.split(/\s+/)
-  if (command !== 'node') throw new Error(`npm start is not \`node …\`: ${start}`)
-  const argv =
-    process === 'service'
-      ? [run.node, ...args.map((arg) => (arg.endsWith('.js') ? join(ROOT, arg) : arg))]
-      : [
-          run.node,
-          join(run.tmp, 'references.js'),
-          process === 'bare' ? 'bare' : database.url.startsWith('sqlite:') ? 'sqlite' : 'postgres',
-        ]
-  const serviceEnv = {
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATABASE_URL: database.url,
-    API_KEYS: AUTHORIZATION.slice('Bearer '.length),
-    // The highest limits the service accepts: still counted on every request, never reached at bench rates.
-    RATE_LIMIT_PER_MINUTE: '10000000',
-    AUTH_FAILURES_PER_MINUTE: '10000000',
-    METRICS_PORT: '0',
-  }
-  const referenceEnv = { BENCH_AUTHORIZATION: AUTHORIZATION, BENCH_DATABASE: database.location, BENCH_POOL_MAX: '5' }
+): Promise<BenchServer> {
+  const program = programOf(process, database, run.places)
   const stdout = join(run.tmp, `${process}-${seed++}.out`)
-  const server = await startServer(
-    process,
-    [...run.pin(0), ...argv],
-    { ...base, ...(process === 'service' ? serviceEnv : referenceEnv), ...env },
-    stdout,
-  )
+  const server = await startServer(process, [...run.pin(0), ...program.argv], { ...program.env, ...env }, stdout)
   run.cleanups.push(() => server.stop())
-  log(`${process}: pid ${server.pid}, ${server.origin}, \`${argv.join(' ').replaceAll(run.tmp, '$TMP').replaceAll(ROOT, '')}\``)
-  return server
+  let shown = program.argv.join(' ').replaceAll(run.tmp, '$TMP').replaceAll(ROOT, '')
+  if (run.places.previous) shown = shown.replaceAll(run.places.previous, '$PREVIOUS')
+  log(`${process}: pid ${server.pid}, ${server.origin}, \`${shown}\``)
+  return { ...server, database }
 }
 
 /** Every selected scenario on `database`: warm-up, alternating rounds, half-rate runs, peak RSS. True on a harness failure. */
@@ -249,14 +245,14 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
   log(`\n## ${database}: seeding ${SEEDED_PETS} pets, starting the servers`)
   const opened = await openDatabase(run, database)
   const mark = run.cleanups.length
-  const servers = new Map<Process, ServerProcess>()
-  for (const process of ['service', 'fastify', 'bare'] as const) {
+  const servers = new Map<Process, BenchServer>()
+  for (const process of PROCESSES) {
     if (scenarios.some((each) => each.on[database]?.processes.includes(process)))
       servers.set(process, await run.start(process, opened))
   }
   const pools = new Map<Process, Pools>()
   const pool = async (process: Process) => {
-    if (!pools.has(process)) pools.set(process, await collectPools((servers.get(process) as ServerProcess).origin))
+    if (!pools.has(process)) pools.set(process, await collectPools((servers.get(process) as BenchServer).origin))
     return pools.get(process) as Pools
   }
   const cells = []
@@ -265,8 +261,8 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
       const kinds = scenario.kinds(
         scenario.id === 'g' ? await pool(process) : { seeded: SEEDED_PETS, firstPages: [], nextPages: [] },
       )
-      await preflight((servers.get(process) as ServerProcess).origin, kinds)
-      cells.push({ scenario, process, kinds, server: servers.get(process) as ServerProcess })
+      await preflight((servers.get(process) as BenchServer).origin, kinds)
+      cells.push({ scenario, process, kinds, server: servers.get(process) as BenchServer })
     }
   }
   let failed = false
@@ -287,14 +283,16 @@ async function benchDatabase(run: Run, database: Database, results: Results): Pr
         const key = `${database}/${scenario.id}/${cell.process}`
         results.rounds.set(key, [...(results.rounds.get(key) ?? []), measured])
         failed ||= Boolean(measured.problems)
+        const databaseCpu = measured.databaseCpuUs === undefined ? '' : `  PostgreSQL ${measured.databaseCpuUs.toFixed(0)} µs/req`
         log(
-          `round ${round + 1} (${scenario.id}) ${cell.process.padEnd(7)} ${measured.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
-            `p50 ${measured.p50Ms.toFixed(2)} ms  p99 ${measured.p99Ms.toFixed(2)} ms  CPU ${measured.cpuUs?.toFixed(0)} µs/req${measured.problems ? `  UNEXPECTED ${measured.problems}` : ''}`,
+          `round ${round + 1} (${scenario.id}) ${cell.process.padEnd(15)} ${measured.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+            `p50 ${measured.p50Ms.toFixed(2)} ms  p99 ${measured.p99Ms.toFixed(2)} ms  CPU ${measured.cpuUs?.toFixed(0)} µs/req${databaseCpu}` +
+            `${measured.problems ? `  UNEXPECTED ${measured.problems}` : ''}`,
         )
       }
     }
   }
-  for (const cell of cells.filter((each) => each.process === 'service' && each.scenario.halfRate && database === 'sqlite')) {
+  for (const cell of cells.filter((each) => each.process === 'service' && each.scenario.halfRate)) {
     const saturated = median((results.rounds.get(`${database}/${cell.scenario.id}/service`) ?? []).map((each) => each.reqPerSec))
     const offered = Math.max(1, Math.round(saturated / 2))
     // wrk's pauses come out longer than asked on a busy machine: a short first run calibrates the rate asked for.

@@ -36,6 +36,8 @@ export interface Measurement {
   requests: number
   /** The server's CPU time (user + system) per request in µs, less disturbed by a busy machine than req/s; set by bench/run.ts. */
   cpuUs?: number
+  /** PostgreSQL's CPU time per request in µs (every process of its server), when the server under load uses it. */
+  databaseCpuUs?: number
   /** Unexpected statuses and socket errors (`500×3, 2 socket errors`), or '' when every answer was expected. */
   problems: string
 }

@@ -170,11 +170,8 @@ describe('docs/specification.md', () => {
       ['README.md', `every page, ${DEFAULT_ITERATION_LIMIT} per request`],
       ['README.md', `(${DEFAULT_ITERATION_LIMIT} per request, resumable from a cursor)`],
       ['docs/security.md', `\`limit\` at most ${MAX_PAGE_LIMIT} per page`],
-      // The reference apps run from a copy of their own file, without the service's modules.
-      [
-        'bench/references.ts',
-        `limit: { type: 'integer', minimum: 1, maximum: ${MAX_PAGE_LIMIT}, default: ${DEFAULT_PAGE_LIMIT} }`,
-      ],
+      // The reference apps run from a copy of their own files, without the service's modules.
+      ['bench/references/contract.ts', `PAGE_LIMIT = { minimum: 1, maximum: ${MAX_PAGE_LIMIT}, default: ${DEFAULT_PAGE_LIMIT} }`],
       ['clients/typescript/src/client.ts', `\`limit\` (1–${MAX_PAGE_LIMIT}; the service's ${DEFAULT_PAGE_LIMIT} when omitted)`],
       ['clients/typescript/src/client.ts', `\`limit\` is ${DEFAULT_ITERATION_LIMIT} per request unless given`],
     ]

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { buildRelease, PREVIOUS_RELEASE } from '../../scripts/lib/previous-release.js'
 import { freshDatabase, TEST_DATABASES, tempDir } from '../../scripts/lib/test-server.js'
 import { cliEnv, killLeftovers, runCli, type ServeProcess, startServe } from '../support/cli-process.js'
-import { buildRelease, PREVIOUS_RELEASE } from '../support/previous-release.js'
 
 const API_KEY = 'upgrade-roll-test-key-0123456789abcdef'
 const AUTH = { authorization: `Bearer ${API_KEY}` }

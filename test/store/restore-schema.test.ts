@@ -8,10 +8,10 @@ import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
+import { buildRelease, PREVIOUS_RELEASE } from '../../scripts/lib/previous-release.js'
 import { tempDir } from '../../scripts/lib/test-server.js'
 import { MIGRATIONS } from '../../src/store/migrations/index.js'
 import { assertBuilt, cliEnv, runCli } from '../support/cli-process.js'
-import { buildRelease, PREVIOUS_RELEASE } from '../support/previous-release.js'
 import { databaseBefore } from '../support/schema-before.js'
 
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')

@@ -1,12 +1,15 @@
-// The previous release, built as its users built it, for the upgrade and rollback test: its sources
-// at a pinned git revision (git archive, so this checkout is untouched), its own `npm ci` from its
+// The previous release, built as its users built it, for the upgrade and rollback test and the bench: its
+// sources at a pinned git revision (git archive, so this checkout is untouched), its own `npm ci` from its
 // own lockfile, its own `tsc` build. Kept in the system's temporary folder by revision, so that a
 // second run on the same machine reuses it.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { REPO_ROOT } from './cli-process.js'
+import { fileURLToPath } from 'node:url'
+
+/** This checkout's root, whose git history holds the revisions. */
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /**
  * The release before this one: the main that landed before this round's changes. Bump it to the

@@ -1,5 +1,5 @@
 // Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool. The database returns
-// plain rows (int8 columns as decimal text, in array row mode) and this instance writes their JSON
+// plain rows (int8 columns as decimal text; reads in array row mode) and this instance writes their JSON
 // (pet-json.ts): rendering is work the instances, which scale out, do instead of the one database.
 // Writes are unnamed statements (text and values). Reads (a page, a pet) are named, so each
 // connection parses and plans them once, until a pooler in front shows it does not keep named
@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idempotency-claim.js'
+import { PET_MEMBERS, type PetMember } from '../pet-columns.js'
 import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
 import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
@@ -66,11 +67,8 @@ export function idempotencyLock(scope: string, key: string): string {
   return createHash('sha256').update(`${scope}\n${key}`).digest().readBigInt64BE(0).toString()
 }
 
-/** One statement: its text and values, resolving to pg's result; with `'array'`, to rows of Pet members (PetRow). */
-interface Query {
-  <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
-  (text: string, values: unknown[], rowMode: 'array'): Promise<pg.QueryArrayResult<PetRow>>
-}
+/** One statement: its text and values, resolving to pg's result. */
+type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
 
 /**
  * Runs `work` on one connection checked out of `pool`, every statement within `timeoutMs` (ms) of
@@ -82,8 +80,8 @@ async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query
   const client = await pool.connect()
   const deadline = Date.now() + timeoutMs
   // pg reads a per-statement query_timeout from the query's config; @types/pg does not declare it.
-  const query = ((text: string, values?: unknown[], rowMode?: 'array') =>
-    client.query({ text, values, rowMode, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)) as Query
+  const query: Query = (text, values) =>
+    client.query({ text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)
   try {
     const result = await work(query)
     client.release()
@@ -129,14 +127,13 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
 }
 
 async function insert(query: Query, draft: PetDraft): Promise<CreatedPet> {
-  const { rows } = await query(
+  const { rows } = await query<Record<PetMember, string | null>>(
     STATEMENTS.insert.sql,
     STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
-    'array',
   )
   const row = rows[0]
   if (!row) throw new Error('insert into pets returned no row')
-  return { id: row[PET_ROW_ID] as string, body: petJson(row) }
+  return { id: row.id as string, body: petJson(PET_MEMBERS.map((member) => row[member])) }
 }
 
 /** Readiness's probe write: insert and delete the probe row (pet-sql.ts) in one committed transaction. */
@@ -161,9 +158,9 @@ export function postgresPetStore(
   routed?: ReadRouting['read'],
 ): PetStore {
   const read = routed ?? namedReads(pool, onNamedStatementsNotKept)
-  // A plain create is one autocommit statement on whichever pool connection is free.
-  const anyConnection = ((text: string, values?: unknown[], rowMode?: 'array') =>
-    pool.query({ text, values, rowMode } as pg.QueryConfig)) as Query
+  // A plain create is one autocommit statement on whichever pool connection is free. Its text goes as
+  // a string: pg copies a query given as an object, property by property, on every call.
+  const anyConnection: Query = (text, values) => pool.query(text, values)
   return {
     insertPet: (draft) => insert(anyConnection, draft),
     listPets: async (query) => {

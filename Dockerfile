@@ -55,4 +55,4 @@ EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz', { signal: AbortSignal.timeout(2000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (graceful close within 10 s).
-CMD ["node", "--max-semi-space-size=4", "dist/cli.js", "serve"]
+CMD ["node", "--max-semi-space-size=16", "dist/cli.js", "serve"]

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { postgresDatabase, sqliteDatabase } from './databases.js'
 import { killChildren, readMemory, startServer } from './processes.js'
 import { AUTHORIZATION, collectPools, SCENARIOS, SEEDED_PETS } from './scenarios.js'
+import { programOf } from './servers.js'
 import { runWrk } from './wrk.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -49,26 +50,13 @@ async function main(): Promise<void> {
       ? await postgresDatabase(node, ROOT, SEEDED_PETS)
       : await sqliteDatabase(node, ROOT, tmp, SEEDED_PETS)
   try {
+    // The service exactly as the bench starts it (npm start's options), plus the snapshot's signal and folder.
+    const { argv, env } = programOf('service', database, { node, references: tmp })
+    const [program = node, ...options] = argv
     const server = await startServer(
       'service',
-      [
-        node,
-        '--max-semi-space-size=4',
-        '--heapsnapshot-signal=SIGUSR2',
-        `--diagnostic-dir=${tmp}`,
-        join(ROOT, 'dist/cli.js'),
-        'serve',
-      ],
-      {
-        PATH: process.env.PATH,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        DATABASE_URL: database.url,
-        API_KEYS: AUTHORIZATION.slice('Bearer '.length),
-        RATE_LIMIT_PER_MINUTE: '10000000',
-        AUTH_FAILURES_PER_MINUTE: '10000000',
-        METRICS_PORT: '0',
-      },
+      [program, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${tmp}`, ...options],
+      env,
       join(tmp, 'service.out'),
     )
     try {

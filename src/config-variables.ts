@@ -305,7 +305,7 @@ const ORIGIN_PROBLEM = `is not an origin: each must be http(s)://HOST[:PORT] wit
 
 /**
  * The rate-limit store's URL, `redis://[USER:PASSWORD@]HOST[:PORT][/DB]` or `rediss://…` (TLS), as
- * ioredis reads it; undefined when unset. Throws ConfigError naming `variable`, never echoing the
+ * store/rate-limit-store.ts reads it; undefined when unset. Throws ConfigError naming `variable`, never echoing the
  * URL (it may hold a password).
  */
 export function parseRateLimitStoreUrl(value: string | undefined, variable: string): string | undefined {

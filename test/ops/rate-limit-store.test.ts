@@ -10,14 +10,24 @@ import { request } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { type RedisServer, startRedisServer } from '../../scripts/lib/redis-server.js'
 import { freshDatabase, tempDir } from '../../scripts/lib/test-server.js'
-import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, serveMetric, startServe } from '../support/cli-process.js'
-import { type HostileStore, REVIEW_MODES, startHostileStore } from '../support/hostile-store.js'
+import {
+  assertBuilt,
+  cliEnv,
+  jsonLines,
+  killLeftovers,
+  type ServeProcess,
+  serveMetric,
+  startServe,
+} from '../support/cli-process.js'
+import { type HostileMode, type HostileStore, REVIEW_MODES, startHostileStore } from '../support/hostile-store.js'
 
 /** Each key's own limit: low enough that every request leases (1/64 of it is less than 2), never reached here. */
 const LIMIT = 100
 const MB = 1024 * 1024
 const UNAVAILABLE = /rate-limit store unavailable/
 const REACHABLE = /rate-limit store reachable again/
+/** The modes whose store never grants a lease: the store stays down (gauge 0) all through them. */
+const NEVER_GRANTS: readonly HostileMode[] = ['arrayheader', 'bigarray', 'bigblob', 'garbage', 'hang']
 
 interface Answer {
   status: number
@@ -53,6 +63,9 @@ const status = (pid: number, field: 'VmRSS' | 'VmHWM') =>
 /** Sets VmHWM back to the resident set now (proc(5), clear_refs 5), so the next read is the peak from here on. */
 const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, '5')
 
+const lines = (server: ServeProcess, pattern: RegExp) =>
+  jsonLines(server.stdout()).filter((line) => pattern.test(String(line.msg)))
+
 describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
   const dir = tempDir()
   let redis: RedisServer
@@ -68,6 +81,8 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
     let server: ServeProcess
     let hostile: HostileStore | undefined
     let normalRss = 0
+    /** When (Date.now()) each mode was on. */
+    const periods = new Map<HostileMode, [number, number]>()
     before(async () => {
       redis = await startRedisServer()
       const database = await freshDatabase('sqlite', dir.path)
@@ -96,27 +111,33 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
       it(`${mode}: every keyed request answered 200 within 1 s, the resident set within 64 MB of normal`, async (t) => {
         const store = hostile as HostileStore
         const key = keys[mode] as string
-        resetPeak(server.pid)
-        store.setMode(mode)
-        // Until the service has reconnected and leased twice in this mode (at least 10 requests, 50 ms apart).
-        const answers: Answer[] = []
-        for (const stopAt = Date.now() + 10_000; answers.length < 10 || store.leases() < 2; ) {
-          assert.ok(Date.now() < stopAt, `only ${store.leases()} leases asked for in 10 s`)
-          answers.push(await list(server.origin, key))
-          await new Promise((resolve) => setTimeout(resolve, 50))
+        const from = Date.now()
+        try {
+          resetPeak(server.pid)
+          store.setMode(mode)
+          // Until the service has reconnected and leased twice in this mode (at least 10 requests, 50 ms apart).
+          const answers: Answer[] = []
+          for (const stopAt = Date.now() + 10_000; answers.length < 10 || store.leases() < 2; ) {
+            assert.ok(Date.now() < stopAt, `only ${store.leases()} leases asked for in 10 s`)
+            answers.push(await list(server.origin, key))
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+          const peak = status(server.pid, 'VmHWM')
+          const slowest = Math.max(...answers.map((each) => each.ms))
+          t.diagnostic(
+            `${mode}: ${answers.length} requests, ${store.leases()} leases asked; peak RSS ${(peak / MB).toFixed(0)} MB ` +
+              `(normal ${(normalRss / MB).toFixed(0)} MB, +${((peak - normalRss) / MB).toFixed(1)}); slowest answer ${slowest.toFixed(0)} ms`,
+          )
+          assert.deepEqual(
+            answers.filter((each) => each.status !== 200).map((each) => [each.status, each.headers['retry-after']]),
+            [],
+          )
+          assert.ok(slowest < 1_000, `slowest answer ${slowest} ms`)
+          assert.ok(peak - normalRss < 64 * MB, `peak RSS ${peak} bytes, normal ${normalRss}`)
+          if (NEVER_GRANTS.includes(mode)) assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_up'), 0)
+        } finally {
+          periods.set(mode, [from, Date.now()])
         }
-        const peak = status(server.pid, 'VmHWM')
-        const slowest = Math.max(...answers.map((each) => each.ms))
-        t.diagnostic(
-          `${mode}: ${answers.length} requests, ${store.leases()} leases asked; peak RSS ${(peak / MB).toFixed(0)} MB ` +
-            `(normal ${(normalRss / MB).toFixed(0)} MB, +${((peak - normalRss) / MB).toFixed(1)}); slowest answer ${slowest.toFixed(0)} ms`,
-        )
-        assert.deepEqual(
-          answers.filter((each) => each.status !== 200).map((each) => [each.status, each.headers['retry-after']]),
-          [],
-        )
-        assert.ok(slowest < 1_000, `slowest answer ${slowest} ms`)
-        assert.ok(peak - normalRss < 64 * MB, `peak RSS ${peak} bytes, normal ${normalRss}`)
       })
     }
 
@@ -141,6 +162,18 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
       assert.equal((await list(server.origin, keys.lockout as string)).status, 200)
       assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_fallbacks_total'), fallbacks)
       await server.waitForLine(REACHABLE)
+    })
+
+    it('warned at most once in each mode however often it reconnected, never "reachable again" until a lease was answered', async () => {
+      // Lines are written in batches, in order: "reachable again" after the return means every earlier line is out.
+      await server.waitForLine(REACHABLE)
+      const logged = (pattern: RegExp, [from, to]: [number, number]) =>
+        lines(server, pattern).filter((line) => Number(line.time) >= from && Number(line.time) <= to).length
+      assert.equal(periods.size, REVIEW_MODES.length)
+      for (const [mode, period] of periods) {
+        assert.ok(logged(UNAVAILABLE, period) <= 1, `${mode}: ${logged(UNAVAILABLE, period)} warnings`)
+        if (NEVER_GRANTS.includes(mode)) assert.equal(logged(REACHABLE, period), 0, `${mode}: "reachable again"`)
+      }
     })
   })
 

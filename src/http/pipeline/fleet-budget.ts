@@ -106,9 +106,12 @@ function storeHealth(logger: FastifyBaseLogger, now: () => number): Health {
         )
       }
     },
+    // A connection whose handshake was answered may be tried at once, but only an answered lease ends
+    // an outage: a store that accepts connections and then answers leases with garbage stays down,
+    // with one warning, however often it is reconnected.
     connected() {
       retryAt = 0
-      health.succeeded()
+      if (!warned) health.up = true
       for (const wake of health.waiters) wake()
       health.waiters.clear()
     },

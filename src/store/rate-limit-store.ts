@@ -5,6 +5,7 @@
 // asked for: one out of bounds is a store failure, as is a store that is down, slow (STORE_TIMEOUT_MS)
 // or speaking anything else. The caller then counts in its own memory.
 import { createHash } from 'node:crypto'
+import { BlockList, isIP } from 'node:net'
 import { openRespConnection, type Reply, ServerError } from './resp-connection.js'
 
 /** The longest (ms) a lease may take before the caller counts per process instead. */
@@ -67,6 +68,23 @@ export interface RateLimitStore {
 export interface StoreEvents {
   connected(): void
   lost(error: Error): void
+}
+
+/** Whether `url` (RATE_LIMIT_STORE_URL, validated) sends its password and replies in clear over a network: redis:// to a host that is not loopback. */
+export function inClearOverNetwork(url: string): boolean {
+  const { protocol, hostname } = new URL(url)
+  return protocol === 'redis:' && !isLoopback(hostname.replace(/^\[|\]$/g, ''))
+}
+
+const LOOPBACK = new BlockList()
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
+LOOPBACK.addAddress('::1', 'ipv6')
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6')
+
+function isLoopback(host: string): boolean {
+  const family = isIP(host)
+  if (family === 0) return host.toLowerCase() === 'localhost'
+  return LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6')
 }
 
 /** The lease in `reply` to a request of `batch` of `limit` in a window of `windowMs`; throws unless it is within the bounds RateLimitStore.lease states. */

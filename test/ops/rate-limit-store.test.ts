@@ -2,7 +2,7 @@
 // each reply the 2026-11-28 review sent (allocations of hundreds of MB, a wedged reader, a key locked
 // out, garbage, silence) costs the service less than 64 MB and no keyed answer takes 1 s; once a
 // genuine redis-server is back the limits are fleet-wide again within 2 s. rediss:// is verified
-// against a certificate authority.
+// against a certificate authority; redis:// to a host that is not loopback is warned about at start.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -26,6 +26,7 @@ const LIMIT = 100
 const MB = 1024 * 1024
 const UNAVAILABLE = /rate-limit store unavailable/
 const REACHABLE = /rate-limit store reachable again/
+const IN_CLEAR = /RATE_LIMIT_STORE_URL is redis:\/\/ to a host that is not loopback/
 /** The modes whose store never grants a lease: the store stays down (gauge 0) all through them. */
 const NEVER_GRANTS: readonly HostileMode[] = ['arrayheader', 'bigarray', 'bigblob', 'garbage', 'hang']
 
@@ -162,6 +163,7 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
       assert.equal((await list(server.origin, keys.lockout as string)).status, 200)
       assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_fallbacks_total'), fallbacks)
       await server.waitForLine(REACHABLE)
+      assert.equal(lines(server, IN_CLEAR).length, 0, 'no warning for a store on loopback')
     })
 
     it('warned at most once in each mode however often it reconnected, never "reachable again" until a lease was answered', async () => {
@@ -177,7 +179,7 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
     })
   })
 
-  describe('rediss://', () => {
+  describe('rediss:// and redis:// across a network', () => {
     let tls: RedisServer
     const cleanups: Array<() => void> = []
     before(async () => {
@@ -205,6 +207,7 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
         assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_fallbacks_total'), 0)
         assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_up'), 1)
         assert.equal(await tls.command('DBSIZE'), ':1')
+        assert.equal(lines(server, IN_CLEAR).length, 0)
       } finally {
         await server.stop()
       }
@@ -217,6 +220,19 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
         const warning = await server.waitForLine(UNAVAILABLE)
         assert.match(String(JSON.parse(warning).reason), /certificate/)
         assert.equal(await serveMetric(server, 'animal_store_rate_limit_store_up'), 0)
+      } finally {
+        await server.stop()
+      }
+    })
+
+    it('warns at start for redis:// to a host that is not loopback, never printing the password', async () => {
+      // 192.0.2.1 (TEST-NET-1, RFC 5737) never answers: the start waits at most 1 s for it.
+      const { server } = await serveWith('redis://:secret-pw@192.0.2.1:6379')
+      try {
+        const warning = await server.waitForLine(IN_CLEAR)
+        assert.equal(JSON.parse(warning).level, 40)
+        assert.ok(!warning.includes('192.0.2.1'), warning)
+        assert.ok(!server.stdout().includes('secret-pw'))
       } finally {
         await server.stop()
       }

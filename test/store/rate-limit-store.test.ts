@@ -6,7 +6,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { inspect } from 'node:util'
 import { type RedisServer, startRedisServer } from '../../scripts/lib/redis-server.js'
-import { openRateLimitStore, type RateLimitStore, STORE_TIMEOUT_MS } from '../../src/store/rate-limit-store.js'
+import {
+  inClearOverNetwork,
+  openRateLimitStore,
+  type RateLimitStore,
+  STORE_TIMEOUT_MS,
+} from '../../src/store/rate-limit-store.js'
 import { MAX_REPLY_BYTES } from '../../src/store/resp-connection.js'
 import { type HostileMode, type HostileStore, startHostileStore } from '../support/hostile-store.js'
 
@@ -41,6 +46,26 @@ async function until(condition: () => boolean, ms: number, what: string): Promis
 }
 
 describe('the rate-limit store client (RATE_LIMIT_STORE_URL)', () => {
+  it('takes redis:// to a host that is not loopback as crossing a network in clear, and nothing else', () => {
+    const inClear = [
+      'redis://cache:6379',
+      'redis://:pw@10.0.0.5:6379/1',
+      'redis://[2001:db8::1]:6379',
+      'redis://localhost.example',
+    ]
+    const notInClear = [
+      'rediss://cache:6380',
+      'redis://127.0.0.1:6379',
+      'redis://:pw@127.8.9.10',
+      'redis://localhost:6379',
+      'redis://LOCALHOST',
+      'redis://[::1]:6379',
+      'redis://[::ffff:127.0.0.1]:6379',
+    ]
+    assert.deepEqual(inClear.filter(inClearOverNetwork), inClear)
+    assert.deepEqual(notInClear.filter(inClearOverNetwork), [])
+  })
+
   describe('with a real redis-server', () => {
     let redis: RedisServer
     before(async () => {

@@ -89,12 +89,11 @@ export async function buildApp({
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
   installRequestPipeline(app, {
     keys,
-    limit: createRateLimiter(rateLimits?.counter('key')),
+    limit: createRateLimiter(rateLimits?.counter()),
     rateLimitPerMinute: config.rateLimitPerMinute,
-    limitAuthFailures:
-      config.authFailuresPerMinute > 0
-        ? createAuthFailureLimiter(config.authFailuresPerMinute, rateLimits?.counter('auth'))
-        : undefined,
+    // Per process even with the shared store: the limit guards each process's hashing, and counters
+    // per client address in the store would let a client with many addresses fill it.
+    limitAuthFailures: config.authFailuresPerMinute > 0 ? createAuthFailureLimiter(config.authFailuresPerMinute) : undefined,
     notFound: installNotFoundHandler(app),
     recorder: createRequestRecorder(metrics && createRequestMetrics(metrics.registry), { atOnce: tracing }),
     logger,

@@ -305,8 +305,8 @@ const ORIGIN_PROBLEM = `is not an origin: each must be http(s)://HOST[:PORT] wit
 
 /**
  * The rate-limit store's URL, `redis://[USER:PASSWORD@]HOST[:PORT][/DB]` or `rediss://…` (TLS), as
- * ioredis reads it; undefined when unset. Throws ConfigError naming `variable`, never echoing the
- * URL (it may hold a password).
+ * store/rate-limit-store.ts reads it (the user and password percent-decoded); undefined when unset.
+ * Throws ConfigError naming `variable`, never echoing the URL (it may hold a password).
  */
 export function parseRateLimitStoreUrl(value: string | undefined, variable: string): string | undefined {
   if (value === undefined) return undefined
@@ -324,7 +324,23 @@ export function parseRateLimitStoreUrl(value: string | undefined, variable: stri
       'must be redis://HOST:PORT or redis://HOST:PORT/DB (a database number), with an optional :PASSWORD@ before the host; rediss:// for TLS.',
     )
   }
+  if (!decodes(url.username) || !decodes(url.password)) {
+    throw new ConfigError(
+      variable,
+      'has a % in its user name or password that is not followed by two hexadecimal digits (of UTF-8): write a % itself as %25.',
+    )
+  }
   return value
+}
+
+/** Whether `text` percent-decodes (decodeURIComponent throws URIError otherwise). */
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Whether `text` is an absolute http: or https: URL. */

@@ -138,7 +138,7 @@ export const VARIABLES = {
       'Requests per API key per minute, {range} (0 = off), for every key without a limit of its own (`keys create --rate-limit`, `API_KEYS`): per process, or for the whole fleet with `RATE_LIMIT_STORE_URL`. See "Rate limits" below.',
   }),
   RATE_LIMIT_STORE_URL: text(
-    'A Redis-protocol server (Redis 7, Valkey) shared by every instance and worker, `redis://[:PASSWORD@]HOST:PORT[/DB]` (`rediss://` for TLS): makes `RATE_LIMIT_PER_MINUTE` and `AUTH_FAILURES_PER_MINUTE` one budget for the fleet, leased to each process in small batches. Unset: each process counts on its own. While it is unreachable or slow (250 ms), requests are counted per process, one warning is logged and `animal_store_rate_limit_store_fallbacks_total` grows; the service reconnects by itself. Never echoed in errors.',
+    'A Redis-protocol server (Redis 7, Valkey) shared by every instance and worker, `redis://[:PASSWORD@]HOST:PORT[/DB]`, or `rediss://` for TLS (use it across a network: a `redis://` URL to a host that is not loopback is warned about at start): makes `RATE_LIMIT_PER_MINUTE` one budget per API key for the fleet, leased to each process in small batches (`AUTH_FAILURES_PER_MINUTE` stays per process). Unset: each process counts on its own. While it is unreachable, slow (250 ms) or answers anything but a lease within bounds, requests are counted per process, one warning is logged and `animal_store_rate_limit_store_fallbacks_total` grows; the service reconnects by itself. Never echoed in errors.',
     { 'x-file': true },
   ),
   // A create with an Idempotency-Key every 8.6 s around the clock: bounds one key's records to about
@@ -157,7 +157,7 @@ export const VARIABLES = {
     maximum: 10_000_000,
     default: 60_000,
     description:
-      "Requests without a valid API key accepted per client address per minute, per process (or fleet-wide with `RATE_LIMIT_STORE_URL`), {range} (0 = no limit); each 401 carries the address's `RateLimit` fields (policy `auth`); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.",
+      "Requests without a valid API key accepted per client address per minute, per process (also with `RATE_LIMIT_STORE_URL`), {range} (0 = no limit); each 401 carries the address's `RateLimit` fields (policy `auth`); past it they get 429 `rate_limited` instead of 401, and the connection is closed. Requests with a valid key are never counted.",
   }),
   // Above any balancer's pool, below what the default file-descriptor limit and memory allow.
   MAX_CONNECTIONS: Type.Integer({

@@ -74,6 +74,23 @@ describe('configuration (loadConfig)', () => {
     }
   })
 
+  it('refuses a RATE_LIMIT_STORE_URL whose password or user name has a % that does not decode, naming the variable only', () => {
+    for (const url of ['redis://:hunter%zz2@cache:6379', 'rediss://hunter%e0:pw@cache:6380/1', 'redis://:hunter%@cache:6379']) {
+      assert.throws(
+        () => loadConfig({ RATE_LIMIT_STORE_URL: url }, '/w'),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.variable === 'RATE_LIMIT_STORE_URL' &&
+          /write a % itself as %25/.test(error.message) &&
+          !error.message.includes('hunter'),
+      )
+    }
+    assert.equal(
+      loadConfig({ RATE_LIMIT_STORE_URL: 'redis://:100%25@cache:6379' }, '/w').rateLimitStoreUrl,
+      'redis://:100%25@cache:6379',
+    )
+  })
+
   it('never echoes a RATE_LIMIT_STORE_URL it refuses (it may hold a password)', () => {
     assert.throws(
       () => loadConfig({ RATE_LIMIT_STORE_URL: 'http://:hunter2-password@cache:6379' }, '/w'),

@@ -164,7 +164,12 @@ function openServiceStore(config: Config, logger: Logger): Promise<Store> {
 async function openRateLimits(config: Config, logger: Logger): Promise<FleetBudgets | undefined> {
   const url = config.rateLimitStoreUrl
   if (url === undefined) return undefined
-  const { openRateLimitStore, STORE_TIMEOUT_MS } = await import('../store/rate-limit-store.js')
+  const { inClearOverNetwork, openRateLimitStore, STORE_TIMEOUT_MS } = await import('../store/rate-limit-store.js')
+  if (inClearOverNetwork(url)) {
+    logger.warn(
+      'RATE_LIMIT_STORE_URL is redis:// to a host that is not loopback: its password and every lease cross the network in clear, and anyone on the path can answer them; use rediss:// (docs/deploying.md, "Rate limits on a fleet")',
+    )
+  }
   const budgets = createFleetBudgets((events) => openRateLimitStore(url, events), logger)
   await budgets.connected(STORE_TIMEOUT_MS * 4)
   return budgets

@@ -9,6 +9,7 @@ import { DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY, DEFAULT_MAX_CONNECTIONS } from '..
 import { MAX_CACHED_VERDICTS } from '../../src/http/pipeline/key-cache.js'
 import { MAC_CACHE_ENTRIES } from '../../src/http/routes/cursor.js'
 import { STATEMENT_CACHE_ENTRIES } from '../../src/store/index.js'
+import { MAX_REPLY_BYTES } from '../../src/store/resp-connection.js'
 import { REPO_ROOT } from '../support/cli-process.js'
 
 const security = readFileSync(join(REPO_ROOT, 'docs/security.md'), 'utf8')
@@ -28,6 +29,7 @@ describe('docs/security.md "Bounded state"', () => {
     assert.ok(row('Cursor MACs').includes(`at most ${n(MAC_CACHE_ENTRIES)} entries`))
     assert.ok(row('Prepared SQLite statements').includes(`at most ${n(STATEMENT_CACHE_ENTRIES)}`))
     assert.ok(row('Request metrics').includes(`the ${METHODS.length} methods Node's parser accepts`))
+    assert.ok(row('A reply of the rate-limit store').includes(`at most ${n(MAX_REPLY_BYTES)} bytes (\`MAX_REPLY_BYTES\`)`))
     assert.ok(row('Connections').includes(`\`MAX_CONNECTIONS\` (${n(DEFAULT_MAX_CONNECTIONS)})`))
     assert.ok(
       row('Idempotency-Key records').includes(

@@ -19,8 +19,8 @@ const MAX_REFILLS = 4
 
 /** The shared budgets of one process: a counter per limit, and what the metrics read. */
 export interface FleetBudgets {
-  /** A counter of `namespace`'s clients (`key`, `auth`) in the shared store. */
-  counter(namespace: string): BudgetCounter
+  /** A counter of API keys' budgets in the shared store (the client is the key's id). */
+  counter(): BudgetCounter
   /** Whether the store answered the last time it was asked (the gauge's 1). */
   readonly up: boolean
   /** Requests counted per process so far because the store did not answer. */
@@ -61,7 +61,7 @@ export function createFleetBudgets(
   const health = storeHealth(logger, now)
   const store = open(health)
   return {
-    counter: (namespace) => leasingCounter(namespace, store, health, now),
+    counter: () => leasingCounter(store, health, now),
     get up() {
       return health.up
     },
@@ -106,9 +106,12 @@ function storeHealth(logger: FastifyBaseLogger, now: () => number): Health {
         )
       }
     },
+    // A connection whose handshake was answered may be tried at once, but only an answered lease ends
+    // an outage: a store that accepts connections and then answers leases with garbage stays down,
+    // with one warning, however often it is reconnected.
     connected() {
       retryAt = 0
-      health.succeeded()
+      if (!warned) health.up = true
       for (const wake of health.waiters) wake()
       health.waiters.clear()
     },
@@ -134,7 +137,7 @@ function lease(store: RateLimitStore, health: Health, key: string, limit: number
   )
 }
 
-function leasingCounter(namespace: string, store: RateLimitStore, health: Health, now: () => number): BudgetCounter {
+function leasingCounter(store: RateLimitStore, health: Health, now: () => number): BudgetCounter {
   let leases = new Map<string, Lease>()
   let sweepAt = now() + WINDOW_MS
   const pending = new Map<string, Promise<boolean>>()
@@ -155,7 +158,7 @@ function leasingCounter(namespace: string, store: RateLimitStore, health: Health
   const refill = (client: string, limit: number): Promise<boolean> => {
     let waiting = pending.get(client)
     if (!waiting) {
-      waiting = lease(store, health, `${namespace}:${client}`, limit, now).then((granted) => {
+      waiting = lease(store, health, `key:${client}`, limit, now).then((granted) => {
         if (granted) leases.set(client, granted)
         return granted !== undefined
       })

@@ -3,8 +3,10 @@
 // authenticated response, policy `default`), and per client address for requests that fail
 // authentication (the same fields on each 401 and its 429, policy `auth`). Counted
 // in this process's memory, synchronously (they run inside the one request step that also
-// authenticates, request-pipeline.ts, without a promise turn), or fleet-wide through the shared
-// store (fleet-budget.ts), where only a request that finds its process's lease empty waits.
+// authenticates, request-pipeline.ts, without a promise turn); the per-key limit may instead be
+// fleet-wide through the shared store (fleet-budget.ts), where only a request that finds its
+// process's lease empty waits. Failed authentications are always counted per process: the limit
+// guards each process's hashing, and a client with many addresses must not fill a shared store.
 import type { FastifyReply } from 'fastify'
 import { ApiError } from '../errors.js'
 
@@ -101,12 +103,14 @@ export function createRateLimiter(counter: BudgetCounter = createLocalCounter())
 export type AuthFailureLimiter = (address: string, reply: FastifyReply) => Refusal
 
 /**
- * A limiter of `perMinute` failed authentications per client address per fixed window, over `counter`
- * (as createRateLimiter). Its 429 closes the connection: an address past its quota gets no kept-alive
+ * A limiter of `perMinute` failed authentications per client address per fixed window, in this
+ * process's memory. Its 429 closes the connection: an address past its quota gets no kept-alive
  * socket to go on guessing on.
  */
-export function createAuthFailureLimiter(perMinute: number, counter: BudgetCounter = createLocalCounter()): AuthFailureLimiter {
-  const decide = (reply: FastifyReply, count: Count) => {
+export function createAuthFailureLimiter(perMinute: number): AuthFailureLimiter {
+  const counter = createLocalCounter()
+  return (address, reply) => {
+    const count = counter(address, perMinute)
     setRateLimitFields(reply, 'auth', perMinute, count)
     return count.allowed
       ? undefined
@@ -114,9 +118,5 @@ export function createAuthFailureLimiter(perMinute: number, counter: BudgetCount
           message: 'Too many requests without a valid API key from this address. Retry after the time in Retry-After.',
           headers: { connection: 'close' },
         })
-  }
-  return (address, reply) => {
-    const count = counter(address, perMinute)
-    return count instanceof Promise ? count.then((settled) => decide(reply, settled)) : decide(reply, count)
   }
 }

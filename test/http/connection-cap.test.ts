@@ -33,6 +33,25 @@ function healthzAgain(socket: Socket): Promise<void> {
   })
 }
 
+/** Sends `request` on `socket`; resolves once a whole JSON answer has come back on it. */
+function answered(socket: Socket, request: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    const onData = (chunk: string) => {
+      text += chunk
+      const length = Number(/\r\ncontent-length: (\d+)\r\n/i.exec(text)?.[1])
+      const body = text.indexOf('\r\n\r\n')
+      if (body < 0 || !(text.length - body - 4 >= length)) return
+      socket.off('data', onData)
+      socket.off('error', reject)
+      resolve()
+    }
+    socket.on('data', onData)
+    socket.once('error', reject)
+    socket.write(request)
+  })
+}
+
 /** Which of `sockets` have closed so far (by index), recorded from now on. */
 function closings(sockets: Socket[]): Set<number> {
   const closed = new Set<number>()
@@ -69,6 +88,27 @@ describe(`MAX_CONNECTIONS=${CAP} held by idle keep-alive sockets`, () => {
         order.every((index, i) => index === i),
         `the longest idle were closed: ${order}`,
       )
+    } finally {
+      for (const socket of held) socket.destroy()
+    }
+  })
+
+  it("closes a socket kept alive after a 401 before a keyed client's idle one, however long that one idled", async () => {
+    const port = Number(new URL(server.origin).port)
+    const held: Socket[] = []
+    for (let i = 0; i < CAP; i++) held.push(await idleAfterHealthz(port))
+    const closed = closings(held)
+    const firstClose = new Promise<void>((resolve) => {
+      for (const socket of held) socket.once('close', () => resolve())
+    })
+    try {
+      // Socket 0, the longest idle, is a keyed client's; socket 10 then gets a 401 and stays open.
+      await answered(held[0] as Socket, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`)
+      await answered(held[10] as Socket, 'GET /v1/pets?limit=1 HTTP/1.1\r\nHost: x\r\n\r\n')
+      const answer = await call(server, 'GET', '/v1/pets?limit=1', { headers: { connection: 'close' } })
+      assert.equal(answer.status, 200)
+      await firstClose
+      assert.deepEqual([...closed], [10])
     } finally {
       for (const socket of held) socket.destroy()
     }

@@ -1,6 +1,7 @@
 // MAX_CONNECTIONS without a lockout: past the cap, a connection that serves no one is closed to make
 // room, so that no kind of socket held by anyone can keep a client with a key out. In this order:
-// one closing lingering (it has had its answer); the one whose response has made no write progress
+// one closing lingering (it has had its answer); the one idle longest after a 401 (a client without a
+// valid key, kept alive so that its next try costs no new connection); the one whose response has made no write progress
 // longest (its client has not taken a byte for SERVER_TIMEOUTS.evictableStall at least); the one
 // open longest without sending a request, once silent for SERVER_TIMEOUTS.evictableSilence (a new
 // client's request is on its way before that); the one idle longest between requests (a keep-alive
@@ -78,6 +79,8 @@ export function capConnections(server: Server, max: number): void {
   /** Not yet sent a request (Node closes them at headersTimeout), and between requests. */
   const unused = new ConnectionList()
   const idle = new ConnectionList()
+  /** Between requests after a 401: no valid key vouches for the client. */
+  const refused = new ConnectionList()
   const lingering = new ConnectionList()
   /** With a request in progress; `stalled`: among them, those whose output has not moved for EVICTABLE_STALL_MS. */
   const busy = new ConnectionList()
@@ -93,7 +96,7 @@ export function capConnections(server: Server, max: number): void {
     connection.socket.destroy()
   }
   const makeRoom = (): boolean => {
-    const choice = lingering.first ?? stillStalled(stalled, busy) ?? silent(unused) ?? idle.first ?? unused.first
+    const choice = lingering.first ?? refused.first ?? stillStalled(stalled, busy) ?? silent(unused) ?? idle.first ?? unused.first
     if (choice) drop(choice)
     return choice !== undefined
   }
@@ -126,7 +129,7 @@ export function capConnections(server: Server, max: number): void {
     }
     response.once('close', () => {
       if (--connection.busy > 0 || connection.gone || connection.socket.destroyed) return
-      ;(willLinger(connection.socket) ? lingering : idle).add(connection)
+      ;(willLinger(connection.socket) ? lingering : response.statusCode === 401 ? refused : idle).add(connection)
     })
   })
   watchStalls(server, busy, stalled, drop)

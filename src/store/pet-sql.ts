@@ -83,13 +83,13 @@ export function listVariant(query: PetPageQuery): ListVariant {
 type PageValue = 'limit' | 'status' | 'afterId'
 
 /**
- * The row of an SQLite page statement: `body`, the Pets JSON of at most `limit` pets; `count`, how
- * many; `lastId`, the last one's id (null when empty); `more`, whether a pet with a larger id passes
- * the same filter.
+ * The row of an SQLite page statement: `body`, the Pets JSON of at most `limit` pets; `ids`, their
+ * ids in order, comma-separated (null when empty); `lastId`, the last one's id (null when empty);
+ * `more`, whether a pet with a larger id passes the same filter.
  */
 export interface PageRow {
   body: string
-  count: bigint
+  ids: string | null
   lastId: bigint | null
   more: bigint
 }
@@ -111,7 +111,7 @@ function pageStatement(db: Kysely<Database>, dialect: SqlDialect, variant: ListV
   // index walk of `limit` entries, no row read).
   return db.selectFrom(page.as('page')).select([
     sqliteArray('page').as('body'),
-    sql<bigint>`count(*)`.as('count'),
+    sql<string | null>`group_concat(${sql.ref('page.id')})`.as('ids'),
     sql<bigint | null>`max(${sql.ref('page.id')})`.as('lastId'),
     (eb) =>
       eb

@@ -32,13 +32,14 @@ export interface PetPageQuery {
 
 /**
  * One page: `json`, the Pets body (members in the Pet schema's order, int64 as exact digits);
- * `count`, how many pets it holds; `lastId`, the id of its last pet; `more`, whether pets follow it
+ * `ids`, its pets' ids in order, comma-separated (pets never change, so they name the body);
+ * `lastId`, the id of its last pet; `more`, whether pets follow it
  * (then a next page exists and `lastId` is set); `position`, when reads are routed, one at least as
  * late as everything the page saw (a next page read where at least that is never goes back in time).
  */
 interface PetPage {
   json: string
-  count: number
+  ids: string
   lastId: Int64Text | undefined
   more: boolean
   position?: Position | undefined

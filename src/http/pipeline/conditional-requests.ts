@@ -1,5 +1,5 @@
-// Conditional GETs (RFC 9110 §13): a strong entity tag made from the bytes of a representation, and
-// If-None-Match evaluated against it, so a client that holds the current representation gets 304 and
+// Conditional GETs (RFC 9110 §13): a strong entity tag that names a representation (the OpenAPI
+// document's made from its bytes, the pets' from what identifies them), and If-None-Match evaluated against it, so a client that holds the current representation gets 304 and
 // no body. Our own code rather than @fastify/etag: that plugin compares If-None-Match as a single tag
 // (no lists, no `*`) and tags every response, errors included.
 import { createHmac, hash } from 'node:crypto'
@@ -28,22 +28,25 @@ function sha256(data: string | Buffer): string {
 /**
  * Entity tags of the pets' representations, made from what identifies one rather than from its
  * bytes: a pet never changes once created (the contract has no update or delete), so its id names
- * its representation; and a page's pets are all those past its cursor up to its last id that pass
- * its filter, a set that can only grow, so its filter, cursor, size and last id name it (with the
- * next link, which the tag covers too). Hashing a page's bytes cost 4 µs of a 20-pet page and
- * 20 µs of a 100-pet one (docs/benchmarks.md); this is one short hash.
+ * its representation, and a page is named by its filter, its cursor and the ids of its pets in order
+ * (with the next link, which the tag covers too). The ids themselves, not their count and last id:
+ * a replica may make commits visible in another order than its primary. Hashing a page's bytes
+ * cost 4 µs of a 20-pet page and 20 µs of a 100-pet one (docs/benchmarks.md); this hashes a few
+ * hundred bytes at most.
  */
 export interface PetTags {
   /** The tag data of the pet with this id. */
   pet(id: string): string
-  /** The tag data of a page: `identity` names its filter, cursor, size and last id; `next`, its next link. */
+  /** The tag data of a page: `identity` names its filter, cursor and pets' ids; `next`, its next link. */
   page(identity: string, next: string | undefined): string
 }
 
 /**
  * PetTags keyed by `secret` (the cursor key, kept by every instance on one database; the restore
  * command replaces it, so ids a restored database hands out again get new tags) and by the Pet
- * schema (`schema`, its JSON): a release that renders pets differently tags them differently.
+ * schema (`schema`, its JSON): the bytes of a Pet body follow from the schema's members, their order
+ * and JSON's own rules (test/api/rendered-json.test.ts), so a release that renders pets differently
+ * has another schema and tags them differently.
  */
 export function createPetTags(secret: Buffer, schema: string): PetTags {
   const scope = createHmac('sha256', secret).update(`entity tags\n${schema}`).digest('base64url')

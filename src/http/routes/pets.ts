@@ -125,7 +125,7 @@ function listPetsRoute(app: FastifyInstance, { pets, linkBase, cursors, tags, to
         // page is new), but not the position in its cursor, which moves with every write.
         tagged = page.position === undefined ? next : `${link}${cursors.encode(page.lastId)}>; rel="next"`
       }
-      const tag = tags.page(`${status ?? ''}\n${afterId ?? ''}\n${page.count}\n${page.lastId ?? ''}`, tagged)
+      const tag = tags.page(`${status ?? ''}\n${afterId ?? ''}\n${page.ids}`, tagged)
       if (notModified(request, reply, tag, contentCodingFor(request, page.json))) return reply.send()
       if (next !== undefined) reply.header('link', next)
       return reply.type(JSON_CONTENT_TYPE).send(page.json)

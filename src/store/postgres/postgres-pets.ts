@@ -177,7 +177,10 @@ export function postgresPetStore(
       const last = rows[count - 1]
       return {
         json: petsJson(rows, count),
-        count,
+        ids: rows
+          .slice(0, count)
+          .map((row) => row[PET_ROW_ID])
+          .join(','),
         lastId: last?.[PET_ROW_ID] ?? undefined,
         more: rows.length > query.limit,
         position: routed === undefined ? undefined : positionOf(rows[0]),

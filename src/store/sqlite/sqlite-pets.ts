@@ -37,7 +37,7 @@ export function sqlitePetStore(database: BetterSqlite3.Database, path: string): 
       if (!row) throw new Error('listPets: no page row')
       return {
         json: row.body,
-        count: Number(row.count),
+        ids: row.ids ?? '',
         lastId: row.lastId === null ? undefined : String(row.lastId),
         more: row.more === 1n,
       }

@@ -6,7 +6,10 @@ import { type DestinationStream, type Logger, pino } from 'pino'
 import sonicBoom from 'sonic-boom'
 import type { LogLevel } from './config.js'
 
-/** Characters of log lines gathered before one write to stdout (bytes, for the ASCII lines the service writes). */
+/**
+ * Most bytes of log lines written to stdout at once: PIPE_BUF on Linux, so that a batch written to a
+ * pipe shared by several processes (WORKERS) is never interleaved with another's (POSIX write(2)).
+ */
 export const LOG_BATCH_BYTES = 4096
 /** Longest a log line waits for its batch, in ms. */
 export const LOG_FLUSH_MS = 1000
@@ -20,8 +23,9 @@ export const STDOUT_FAILED_MESSAGE = 'animal-store: writing log lines to stdout 
  * never passed to the logger in the first place. `mixin` adds fields to every line (the trace ids
  * of src/tracing.ts when tracing is on).
  *
- * Stdout is written in batches: lines are held until LOG_BATCH_BYTES have gathered or LOG_FLUSH_MS
- * have passed, then written in one system call (one for dozens of request lines under load), and
+ * Stdout is written in batches: lines are held until the next would take the batch past
+ * LOG_BATCH_BYTES, or LOG_FLUSH_MS have passed, then written in one system call (one for a dozen or
+ * more request lines under load), and
  * what is pending is written when the process exits. A line at level `error` or above is written
  * at once with everything batched before it, so the lines a crash investigation needs most are on
  * stdout before the process can be killed; a SIGKILL loses at most one batch of lines below `error`.
@@ -65,6 +69,7 @@ function stdoutDestination(): DestinationStream {
   if (stdout) return stdout
   const boom = new sonicBoom.SonicBoom({ fd: 1, sync: true })
   let batch = ''
+  let batchBytes = 0
   let failed = false
   const fail = (error: unknown) => {
     if (failed) return
@@ -79,6 +84,7 @@ function stdoutDestination(): DestinationStream {
     if (failed) return
     const lines = batch
     batch = ''
+    batchBytes = 0
     try {
       if (lines !== '') boom.write(lines)
       if (durably && !failed) boom.flushSync()
@@ -94,9 +100,11 @@ function stdoutDestination(): DestinationStream {
     lastLevel: 0,
     write(line: string) {
       if (failed) return
+      const bytes = Buffer.byteLength(line)
+      if (batchBytes + bytes > LOG_BATCH_BYTES) flush()
       batch += line
+      batchBytes += bytes
       if (destination.lastLevel >= ERROR_LEVEL) flush(true)
-      else if (batch.length >= LOG_BATCH_BYTES) flush()
     },
     [pino.symbols.needsMetadataGsym]: true,
   }

@@ -16,6 +16,8 @@ import { runWrk } from './wrk.js'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** How many kinds of objects the summary lists. */
 const TOP = 12
+/** How long (ms) Node may take to write the snapshot. */
+const SNAPSHOT_TIMEOUT_MS = 60_000
 
 /** The self size (bytes) and count of the objects of each constructor (or string, code, …) in a V8 heap snapshot. */
 function heapByKind(snapshot: {
@@ -78,10 +80,12 @@ async function main(): Promise<void> {
       const peak = readMemory(server.pid)
       // Node writes the snapshot synchronously on its main thread; it is whole once its size stops growing.
       let file: string | undefined
+      const deadline = Date.now() + SNAPSHOT_TIMEOUT_MS
       for (let last = -1; ; await sleep(500)) {
         file = readdirSync(tmp).find((name) => name.endsWith('.heapsnapshot'))
         const size = file ? statSync(join(tmp, file)).size : -1
         if (file && size === last && size > 0) break
+        if (Date.now() > deadline) throw new Error(`no whole heap snapshot within ${SNAPSHOT_TIMEOUT_MS} ms`)
         last = size
       }
       const kinds = heapByKind(JSON.parse(readFileSync(join(tmp, file), 'utf8')))

@@ -1,7 +1,7 @@
 // What the request path asks of the pets in the database, in domain terms: insert one (under an
 // Idempotency-Key or not), one page of Pets, one Pet; and what keeps it healthy: the sweep of
-// expired Idempotency-Key records, readiness's probe write. Bodies come back as the JSON the database
-// rendered (pet-sql.ts); nothing here knows HTTP.
+// expired Idempotency-Key records, readiness's probe write. Bodies come back as JSON text, rendered
+// by SQLite (pet-sql.ts) or from PostgreSQL's rows (pet-json.ts); nothing here knows HTTP.
 import type { Int64Text } from '../int64.js'
 import type { NewPet, PetStatus } from '../schemas.js'
 

@@ -1,6 +1,6 @@
 // The three operations of docs/specification.md, Operations: listPets, createPet, getPet. Thin
 // handlers: validation comes from the route schemas; the Pet and Pets bodies come from the PetStore
-// as the database rendered them from the same schema (store/pet-sql.ts), and are sent as they are.
+// as JSON text rendered from the same schema (store/pet-sql.ts, store/pet-json.ts), and are sent as they are.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { INT64_MIN, toBigInt } from '../../int64.js'

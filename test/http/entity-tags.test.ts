@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { createPetTags, representationHash } from '../../src/http/pipeline/conditional-requests.js'
+import { createPetTags, ETAG_MAX_LENGTH, representationHash } from '../../src/http/pipeline/conditional-requests.js'
+import { INT64_MIN } from '../../src/int64.js'
 import { Pet } from '../../src/schemas.js'
 
 const SCHEMA = JSON.stringify(Pet)
@@ -25,7 +26,9 @@ describe('createPetTags', () => {
     assert.equal(tags.pet('1'), createPetTags(secret, SCHEMA).pet('1'), 'another process with the same secret')
     assert.notEqual(tags.pet('1'), tags.pet('2'))
     assert.notEqual(tags.pet('-1'), tags.pet('1'))
-    assert.match(tags.pet('9223372036854775807'), /^[A-Za-z0-9_-]{22}$/)
+    assert.match(tags.pet('9223372036854775807'), /^[A-Za-z0-9_-]{8}_9223372036854775807$/)
+    // Quoted, with the longest coding suffix, the longest id's tag is the longest ETag the document allows.
+    assert.equal(`"${tags.pet(String(INT64_MIN))}-gzip"`.length, ETAG_MAX_LENGTH)
   })
 
   it("changes every tag with the database's secret and with the Pet schema", () => {

@@ -3,11 +3,11 @@
 // in recovery, a copy of this primary, how far behind), checked every REPLICA_CHECK_INTERVAL_MS; the
 // short wait for a replica to replay a position; the fall-back to the primary; and the position of a
 // committed write. Only listPets and getPet come here: every write stays on the primary.
-import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { PetRow } from '../pet-json.js'
 import type { CreatedPet, IdempotentOutcome, PetStore, Position } from '../pet-store.js'
 import { isTransientDriverError } from '../unavailable.js'
+import { withName } from './statement-names.js'
 
 /** How often (ms) each process asks the primary for its position, and each replica for its state. */
 export const REPLICA_CHECK_INTERVAL_MS = 250
@@ -103,19 +103,14 @@ const PRIMARY_POSITION = POSITION('pg_current_wal_lsn()')
 const REPLAY_POSITION = POSITION('pg_last_wal_replay_lsn()')
 const PRIMARY_CHECK = `select ${PRIMARY_POSITION} as position, system_identifier::text as system from pg_control_system()`
 const REPLICA_CHECK = `select pg_is_in_recovery() as recovering, ${REPLAY_POSITION} as position, system_identifier::text as system from pg_control_system()`
-const PRIMARY_POSITION_STATEMENT = named(`select ${PRIMARY_POSITION} as position`)
+const PRIMARY_POSITION_STATEMENT = withName({ sql: `select ${PRIMARY_POSITION} as position` })
 
 // A read statement with READ_POSITION added, evaluated during the statement, after its snapshot was
 // taken: a replica's replay position (replay only moves forward), or the primary's written WAL
 // position (every commit the snapshot sees was flushed before it became visible, and with
 // synchronous_commit on, as this service runs, before its create was answered).
 function positioned(statement: ReadStatement, position: string): ReadStatement {
-  return named(`select s.*, (select ${position}) as ${READ_POSITION} from (${statement.sql}) as s`)
-}
-
-// Named as postgres-pets.ts names its reads: by the hash of the text, so a name always means this text.
-function named(sql: string): ReadStatement {
-  return { sql, name: `animal_store_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}` }
+  return withName({ sql: `select s.*, (select ${position}) as ${READ_POSITION} from (${statement.sql}) as s` })
 }
 
 /** One replica's state, as the last check and reads saw it. */

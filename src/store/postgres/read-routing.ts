@@ -73,7 +73,10 @@ export interface ReadStats {
   }>
 }
 
-/** A replica entering or leaving the rotation, for the log: `reason` says why it left. */
+/**
+ * A replica's first check's outcome, and then each time it enters or leaves the rotation, or the
+ * reason it is out changes, for the log: `reason` says why it is out.
+ */
 export interface ReplicaChange {
   replica: string
   serving: boolean
@@ -119,6 +122,8 @@ interface Replica extends ReadServer {
   reads: number
   /** It answered the last check, and no read has failed to reach it since. */
   up: boolean
+  /** Why it did not (the check's or the read's error), while it did not. */
+  failure: string | undefined
   recovering: boolean
   /** Its system identifier (pg_control_system): a streaming replica has its primary's. */
   system: string | undefined
@@ -129,10 +134,12 @@ interface Replica extends ReadServer {
    * position it has replayed since.
    */
   caughtUpAt: number
-  /** Whether it served reads at the last check, and why not (for ReplicaChange). */
-  serving: boolean
-  problem: string | undefined
+  /** Why it got no reads at the last report (undefined: it got them), or unreported before its first check. */
+  reported: string | undefined | typeof UNREPORTED
 }
+
+/** A replica's `reported` before its first check's outcome is reported. */
+const UNREPORTED = Symbol('unreported')
 
 interface Waiter {
   atLeast: Position
@@ -156,12 +163,12 @@ export function routeReads(
     name: `replica-${index + 1}`,
     reads: 0,
     up: false,
+    failure: undefined,
     recovering: false,
     system: undefined,
     replayed: -1n,
     caughtUpAt: Number.NEGATIVE_INFINITY,
-    serving: false,
-    problem: 'not checked yet',
+    reported: UNREPORTED,
   }))
   // The primary's positions over the last REPLICA_MAX_LAG_MS and a little more, oldest first.
   const samples: Array<{ at: number; position: Position }> = []
@@ -174,12 +181,16 @@ export function routeReads(
   let closed = false
   let turn = 0
 
-  const inRotation = (replica: Replica, now: number) =>
-    replica.up &&
-    replica.recovering &&
-    replica.system !== undefined &&
-    replica.system === primarySystem &&
-    now - replica.caughtUpAt <= settings.maxLagMs
+  // Why the replica gets no reads now, or undefined when it is in the rotation: the one place that decides.
+  const problemOf = (replica: Replica, now: number): string | undefined => {
+    if (!replica.up) return replica.failure ?? 'not checked yet'
+    if (!replica.recovering) return 'not in recovery: a primary, or a promoted replica'
+    if (primarySystem === undefined) return 'the primary has not answered a check yet'
+    if (replica.system !== primarySystem) return 'not a replica of DATABASE_URL (another system identifier)'
+    if (now - replica.caughtUpAt > settings.maxLagMs) return 'further behind the primary than REPLICA_MAX_LAG_MS'
+    return undefined
+  }
+  const inRotation = (replica: Replica, now: number) => problemOf(replica, now) === undefined
 
   // The next replica in turn that is in rotation and has replayed `atLeast`.
   const pick = (now: number, atLeast: Position | undefined): Replica | undefined => {
@@ -223,32 +234,27 @@ export function routeReads(
     try {
       const row = (await replica.query(REPLICA_CHECK))[0]
       replica.up = true
+      replica.failure = undefined
       replica.recovering = row?.recovering === true
       replica.system = String(row?.system)
       replayedNow(replica, row?.position == null ? undefined : BigInt(row.position))
-      replica.problem = undefined
     } catch (error) {
       replica.up = false
-      replica.problem = `unreachable: ${error instanceof Error ? error.message : String(error)}`
+      replica.failure = `its check failed: ${error instanceof Error ? error.message : String(error)}`
     }
   }
 
-  // Whether the replica's place in the rotation changed since the last check: reported once.
+  // The first check's outcome, then each change of the replica's place in the rotation or of why it
+  // is out: a replica that never serves (a wrong URL or password, not a replica) is logged too.
   const report = (replica: Replica) => {
-    const now = performance.now()
-    const serving = inRotation(replica, now)
-    if (serving === replica.serving) return
-    replica.serving = serving
-    onChange({ replica: replica.name, serving, reason: serving ? undefined : whyNot(replica, now) })
-  }
-  const whyNot = (replica: Replica, now: number) => {
-    if (!replica.up) return replica.problem ?? 'unreachable'
-    if (!replica.recovering) return 'promoted: it is no longer in recovery'
-    if (replica.system !== primarySystem) return 'not a replica of DATABASE_URL (another system identifier)'
-    return `${((now - replica.caughtUpAt) / 1000).toFixed(1)} s behind the primary, over REPLICA_MAX_LAG_MS`
+    const problem = problemOf(replica, performance.now())
+    if (problem === replica.reported) return
+    replica.reported = problem
+    onChange({ replica: replica.name, serving: problem === undefined, reason: problem })
   }
 
-  // Each server on a loop of its own: a replica that hangs delays no other's check.
+  // Each server on a loop of its own: a replica that hangs delays no other's check. Resolves once
+  // the first run is done.
   const every = (task: () => Promise<void>) => {
     const run = async () => {
       const started = performance.now()
@@ -264,14 +270,18 @@ export function routeReads(
       timer.unref()
       timers.add(timer)
     }
-    void run()
+    return run()
   }
-  every(checkPrimary)
-  for (const replica of replicas)
-    every(async () => {
-      await checkReplica(replica)
-      report(replica)
-    })
+  // The replicas' checks start once the primary has answered (or failed) its first: a replica's
+  // first outcome is then measured against the primary's position.
+  void every(checkPrimary).then(() => {
+    if (closed) return
+    for (const replica of replicas)
+      void every(async () => {
+        await checkReplica(replica)
+        report(replica)
+      })
+  })
 
   const waiters = new Set<Waiter>()
   let polling = false
@@ -334,7 +344,7 @@ export function routeReads(
           // A conflict with recovery (40001, 40P01) cancels one query; the replica itself is fine.
           if (isTransientDriverError(error) && !/^40/.test(String((error as { code?: unknown }).code))) {
             replica.up = false
-            replica.problem = `unreachable: ${error instanceof Error ? error.message : String(error)}`
+            replica.failure = `a read failed: ${error instanceof Error ? error.message : String(error)}`
             report(replica)
           }
         }

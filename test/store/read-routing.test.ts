@@ -167,6 +167,30 @@ describe('read routing over a primary and its streaming replica [postgres]', {
     assert.deepEqual(store.readStats()?.fallbacks, { unavailable: 2, wait: 0, error: 0 })
   })
 
+  it('answers a create whose position cannot be read after its commit without a position, a first create and a replay alike', async () => {
+    const { url, onReplica } = await database()
+    // The service's role may not read the WAL position: every position read fails, after the commit.
+    await run(url, 'revoke execute on function pg_current_wal_lsn() from public')
+    await run(url, `grant select, insert, update, delete on all tables in schema public to ${LIMITED.role}`)
+    await run(url, `grant usage on all sequences in schema public to ${LIMITED.role}`)
+    await replica.caughtUp()
+    const limited = as(url, LIMITED.role, LIMITED.password)
+    const { store, changes } = await routedStore(limited, [as(onReplica, LIMITED.role, LIMITED.password)])
+    assert.match(changes[0]?.reason ?? '', /^the primary's check failed: permission denied for function pg_current_wal_lsn/)
+    const created = await store.pets.insertPet(DRAFT)
+    assert.equal(created.position, undefined)
+    const once = { scope: 'k', key: 'unpositioned', fingerprint: 'f', now: Date.now(), expiredBefore: 0, maxRecords: 10 }
+    const first = await store.pets.insertPetOnce(DRAFT, once)
+    const again = await store.pets.insertPetOnce(DRAFT, once)
+    assert.deepEqual([first.outcome, again.outcome], ['created', 'replayed'])
+    if (first.outcome !== 'created' || again.outcome !== 'replayed') return
+    assert.equal(first.pet.position, undefined)
+    assert.equal(again.position, undefined)
+    const plain = await openStore({ dialect: 'postgres', url, poolMax: 1, statementTimeoutMs: 2000 })
+    stores.push(plain)
+    assert.ok((await plain.pets.findPet(created.id))?.includes('"name":"routed"'), 'the create is committed')
+  })
+
   it('has no routing, no positions and no read stats without replicas', async () => {
     const { url } = await database()
     const plain = await openStore({ dialect: 'postgres', url, poolMax: 1, statementTimeoutMs: 2000 })

@@ -173,6 +173,8 @@ export function routeReads(
   // The primary's positions over the last REPLICA_MAX_LAG_MS and a little more, oldest first.
   const samples: Array<{ at: number; position: Position }> = []
   let primarySystem: string | undefined
+  /** Why the primary's last check failed, while it fails. */
+  let primaryFailure: string | undefined
   let primaryReads = 0
   const fallbacks: Record<FallbackReason, number> = { unavailable: 0, wait: 0, error: 0 }
   const onReplica = new Map<string, ReadStatement>()
@@ -185,9 +187,13 @@ export function routeReads(
   const problemOf = (replica: Replica, now: number): string | undefined => {
     if (!replica.up) return replica.failure ?? 'not checked yet'
     if (!replica.recovering) return 'not in recovery: a primary, or a promoted replica'
-    if (primarySystem === undefined) return 'the primary has not answered a check yet'
+    if (primarySystem === undefined) return `the primary's check failed: ${primaryFailure ?? 'not run yet'}`
     if (replica.system !== primarySystem) return 'not a replica of DATABASE_URL (another system identifier)'
-    if (now - replica.caughtUpAt > settings.maxLagMs) return 'further behind the primary than REPLICA_MAX_LAG_MS'
+    if (now - replica.caughtUpAt > settings.maxLagMs) {
+      // Without the primary's position, a replica cannot be shown current (docs/deploying.md, Failover).
+      const why = primaryFailure === undefined ? '' : ` (the primary's check fails: ${primaryFailure})`
+      return `further behind the primary than REPLICA_MAX_LAG_MS${why}`
+    }
     return undefined
   }
   const inRotation = (replica: Replica, now: number) => problemOf(replica, now) === undefined
@@ -217,6 +223,7 @@ export function routeReads(
     const at = performance.now()
     try {
       const row = (await primary.query(PRIMARY_CHECK))[0]
+      primaryFailure = undefined
       primarySystem = String(row?.system)
       samples.push({ at, position: BigInt(row?.position) })
       // Kept: every sample younger than the lag bound, and the one before them.
@@ -225,8 +232,9 @@ export function routeReads(
       for (const replica of replicas) {
         if (replica.replayed >= BigInt(row?.position) && at > replica.caughtUpAt) replica.caughtUpAt = at
       }
-    } catch {
+    } catch (error) {
       // The primary does not answer: no sample, so every replica's lag grows until it does.
+      primaryFailure = error instanceof Error ? error.message : String(error)
     }
   }
 
@@ -384,21 +392,19 @@ export function routeReads(
  * `pets` whose creates also resolve to the primary's position once committed (CreatedPet.position,
  * and a replay's `position`): a read that asks for at least it sees the pet. One statement more per
  * create, only when replicas are configured. A create whose position cannot be read (the primary
- * lost just after the commit) resolves without one rather than failing: it is committed, and a
- * failure would make its client create it again.
+ * lost just after the commit) resolves without one rather than failing, a first create and a replay
+ * alike: it is committed, and a failure would make its client create it again.
  */
 export function withWritePositions(pets: PetStore, routing: Pick<ReadRouting, 'primaryPosition'>): PetStore {
-  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({
-    ...pet,
-    position: await routing.primaryPosition().catch(() => undefined),
-  })
+  const position = () => routing.primaryPosition().catch(() => undefined)
+  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({ ...pet, position: await position() })
   return {
     ...pets,
     insertPet: async (draft) => positioned(await pets.insertPet(draft)),
     insertPetOnce: async (draft, once): Promise<IdempotentOutcome> => {
       const outcome = await pets.insertPetOnce(draft, once)
       if (outcome.outcome === 'created') return { ...outcome, pet: await positioned(outcome.pet) }
-      if (outcome.outcome === 'replayed') return { ...outcome, position: await routing.primaryPosition() }
+      if (outcome.outcome === 'replayed') return { ...outcome, position: await position() }
       return outcome
     },
   }

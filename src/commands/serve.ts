@@ -148,7 +148,7 @@ function openServiceStore(config: Config, logger: Logger): Promise<Store> {
           'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
         ),
       replicaChanged: ({ replica, serving, reason }) => {
-        if (serving) logger.info({ replica }, 'replica serves reads again')
+        if (serving) logger.info({ replica }, 'replica serves reads')
         else logger.warn({ replica, reason }, 'replica out of the rotation: its reads go to the other replicas or the primary')
       },
     },

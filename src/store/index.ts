@@ -28,7 +28,7 @@ import { classifyDriverError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
 export type { CreatedPet, IdempotentOutcome, PetDraft, PetStore, Position } from './pet-store.js'
-export type { ReadStats, ReplicaSettings } from './postgres/read-routing.js'
+export type { ReadStats, ReplicaChange, ReplicaSettings } from './postgres/read-routing.js'
 export { StoreUnavailableError } from './unavailable.js'
 
 /** Where the data lives: an SQLite file (or `:memory:`), or a PostgreSQL connection string. */

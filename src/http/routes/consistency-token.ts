@@ -4,23 +4,21 @@
 // 16 upper-case hexadecimal digits>.<base64url of the first 16 bytes of HMAC-SHA-256(key,
 // "consistency:" + those digits)>`; the key is the database's `cursor` secret (the message prefix keeps
 // a token from ever passing as a cursor), so every instance accepts every other's tokens.
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { Position } from '../../store/index.js'
 import { ApiError } from '../errors.js'
 import { header } from './responses.js'
+import { createSigner, MAC_CHARACTERS } from './signing.js'
 
 /** The header's name, in requests (listPets, getPet) and in createPet's 201. */
 export const CONSISTENCY_TOKEN_HEADER = 'Consistency-Token'
 /** The same name as Node gives it (lower case; the type checks it is the same name). */
 export const CONSISTENCY_TOKEN_FIELD: Lowercase<typeof CONSISTENCY_TOKEN_HEADER> = 'consistency-token'
 
-/** MAC bytes kept in a token: 128 bits, beyond guessing (as in a cursor). */
-const MAC_BYTES = 16
 /** A token's form: the position in 16 hex digits (so the later of two tokens is the greater text), a dot, the MAC. */
-const TOKEN_PATTERN = '^[0-9A-F]{16}\\.[A-Za-z0-9_-]{22}$'
+const TOKEN_PATTERN = `^[0-9A-F]{16}\\.[A-Za-z0-9_-]{${MAC_CHARACTERS}}$`
 const TOKEN = new RegExp(TOKEN_PATTERN)
-const TOKEN_LENGTH = 16 + 1 + 22
+const TOKEN_LENGTH = 16 + 1 + MAC_CHARACTERS
 
 /** Makes and checks consistency tokens with one key. */
 export interface ConsistencyTokens {
@@ -32,20 +30,16 @@ export interface ConsistencyTokens {
 
 /** A codec signing with `key` (HMAC-SHA-256, RFC 2104; the database's `cursor` secret). */
 export function createConsistencyTokens(key: Buffer): ConsistencyTokens {
-  const secret = createSecretKey(key)
-  const mac = (digits: string) =>
-    createHmac('sha256', secret).update(`consistency:${digits}`).digest().subarray(0, MAC_BYTES).toString('base64url')
+  const signer = createSigner(key, 'consistency')
   return {
     encode(position) {
       const digits = position.toString(16).toUpperCase().padStart(16, '0')
-      return `${digits}.${mac(digits)}`
+      return `${digits}.${signer.mac(digits)}`
     },
     verify(token) {
       if (token.length !== TOKEN_LENGTH || !TOKEN.test(token)) return undefined
       const digits = token.slice(0, 16)
-      const given = Buffer.from(token.slice(17), 'utf8')
-      const expected = Buffer.from(mac(digits), 'utf8')
-      return timingSafeEqual(given, expected) ? BigInt(`0x${digits}`) : undefined
+      return signer.matches(token.slice(17), signer.mac(digits)) ? BigInt(`0x${digits}`) : undefined
     },
   }
 }

@@ -6,12 +6,10 @@
 // `<digits part>.<base64url of the position's 8 bytes, big-endian>.<MAC of "cursor:" + digits + "@" +
 // that part>`. The first form is the one every earlier release issued, and is still accepted. The key
 // is the database's `cursor` secret, so every instance accepts every other's cursors.
-import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto'
 import { type Int64Text, isInt64 } from '../../int64.js'
 import type { Position } from '../../store/index.js'
+import { createSigner } from './signing.js'
 
-/** MAC bytes kept in a cursor: 128 bits, beyond guessing. */
-const MAC_BYTES = 16
 const DIGITS = /^-?(0|[1-9]\d{0,18})$/
 /** A position part: 8 bytes in base64url. */
 const POSITION_PART = /^[A-Za-z0-9_-]{11}$/
@@ -39,8 +37,7 @@ export interface CursorCodec {
 
 /** A codec signing with `key` (HMAC-SHA-256, RFC 2104; the database's `cursor` secret). */
 export function createCursorCodec(key: Buffer): CursorCodec {
-  // A KeyObject made once: createHmac with raw key bytes imports them on every call (about 5× slower).
-  const secret = createSecretKey(key)
+  const signer = createSigner(key, 'cursor')
   // The MAC of recently signed ids, kept: a page's next cursor is asked for again and again (every
   // client reading the first page gets the same one). A cached value is the exact HMAC, so a cursor
   // is as unforgeable as before; the cap bounds the memory (about 100 bytes an entry).
@@ -48,7 +45,7 @@ export function createCursorCodec(key: Buffer): CursorCodec {
   const mac = (signed: string) => {
     let value = recent.get(signed)
     if (value === undefined) {
-      value = createHmac('sha256', secret).update(`cursor:${signed}`).digest().subarray(0, MAC_BYTES).toString('base64url')
+      value = signer.mac(signed)
       if (recent.size >= MAC_CACHE_ENTRIES) recent.clear()
       recent.set(signed, value)
     }
@@ -73,9 +70,7 @@ export function createCursorCodec(key: Buffer): CursorCodec {
       if (!DIGITS.test(digits) || Buffer.from(digits, 'utf8').toString('base64url') !== cursor.slice(0, dot)) return undefined
       const part = cursor.slice(dot + 1, lastDot)
       if (lastDot !== dot && !POSITION_PART.test(part)) return undefined
-      const given = Buffer.from(cursor.slice(lastDot + 1), 'utf8')
-      const expected = Buffer.from(mac(lastDot === dot ? digits : `${digits}@${part}`), 'utf8')
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
+      if (!signer.matches(cursor.slice(lastDot + 1), mac(lastDot === dot ? digits : `${digits}@${part}`))) return undefined
       const id = BigInt(digits)
       return isInt64(id) ? id : undefined
     },

@@ -12,6 +12,7 @@ import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
 import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
 import { positionOf, type ReadRouting, type ServerRead } from './read-routing.js'
+import { withName } from './statement-names.js'
 
 const STATEMENTS = compilePetStatements('postgres')
 
@@ -47,10 +48,6 @@ export function namedReads(pool: pg.Pool, onNotKept: () => void): ServerRead {
   }
 }
 
-/** `statement` with its name for namedReads: the hash of its SQL text. */
-function withName<S extends { sql: string }>(statement: S): S & { name: string } {
-  return { ...statement, name: `animal_store_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 32)}` }
-}
 const READS = {
   list: new Map([...STATEMENTS.list].map(([variant, statement]) => [variant, withName(statement)])),
   find: withName(STATEMENTS.find),

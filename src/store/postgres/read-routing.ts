@@ -3,11 +3,11 @@
 // in recovery, a copy of this primary, how far behind), checked every REPLICA_CHECK_INTERVAL_MS; the
 // short wait for a replica to replay a position; the fall-back to the primary; and the position of a
 // committed write. Only listPets and getPet come here: every write stays on the primary.
-import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import type { PetRow } from '../pet-json.js'
 import type { CreatedPet, IdempotentOutcome, PetStore, Position } from '../pet-store.js'
 import { isTransientDriverError } from '../unavailable.js'
+import { withName } from './statement-names.js'
 
 /** How often (ms) each process asks the primary for its position, and each replica for its state. */
 export const REPLICA_CHECK_INTERVAL_MS = 250
@@ -73,7 +73,10 @@ export interface ReadStats {
   }>
 }
 
-/** A replica entering or leaving the rotation, for the log: `reason` says why it left. */
+/**
+ * A replica's first check's outcome, and then each time it enters or leaves the rotation, or the
+ * reason it is out changes, for the log: `reason` says why it is out.
+ */
 export interface ReplicaChange {
   replica: string
   serving: boolean
@@ -103,19 +106,14 @@ const PRIMARY_POSITION = POSITION('pg_current_wal_lsn()')
 const REPLAY_POSITION = POSITION('pg_last_wal_replay_lsn()')
 const PRIMARY_CHECK = `select ${PRIMARY_POSITION} as position, system_identifier::text as system from pg_control_system()`
 const REPLICA_CHECK = `select pg_is_in_recovery() as recovering, ${REPLAY_POSITION} as position, system_identifier::text as system from pg_control_system()`
-const PRIMARY_POSITION_STATEMENT = named(`select ${PRIMARY_POSITION} as position`)
+const PRIMARY_POSITION_STATEMENT = withName({ sql: `select ${PRIMARY_POSITION} as position` })
 
 // A read statement with READ_POSITION added, evaluated during the statement, after its snapshot was
 // taken: a replica's replay position (replay only moves forward), or the primary's written WAL
 // position (every commit the snapshot sees was flushed before it became visible, and with
 // synchronous_commit on, as this service runs, before its create was answered).
 function positioned(statement: ReadStatement, position: string): ReadStatement {
-  return named(`select s.*, (select ${position}) as ${READ_POSITION} from (${statement.sql}) as s`)
-}
-
-// Named as postgres-pets.ts names its reads: by the hash of the text, so a name always means this text.
-function named(sql: string): ReadStatement {
-  return { sql, name: `animal_store_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}` }
+  return withName({ sql: `select s.*, (select ${position}) as ${READ_POSITION} from (${statement.sql}) as s` })
 }
 
 /** One replica's state, as the last check and reads saw it. */
@@ -124,6 +122,8 @@ interface Replica extends ReadServer {
   reads: number
   /** It answered the last check, and no read has failed to reach it since. */
   up: boolean
+  /** Why it did not (the check's or the read's error), while it did not. */
+  failure: string | undefined
   recovering: boolean
   /** Its system identifier (pg_control_system): a streaming replica has its primary's. */
   system: string | undefined
@@ -134,10 +134,12 @@ interface Replica extends ReadServer {
    * position it has replayed since.
    */
   caughtUpAt: number
-  /** Whether it served reads at the last check, and why not (for ReplicaChange). */
-  serving: boolean
-  problem: string | undefined
+  /** Why it got no reads at the last report (undefined: it got them), or unreported before its first check. */
+  reported: string | undefined | typeof UNREPORTED
 }
+
+/** A replica's `reported` before its first check's outcome is reported. */
+const UNREPORTED = Symbol('unreported')
 
 interface Waiter {
   atLeast: Position
@@ -161,16 +163,18 @@ export function routeReads(
     name: `replica-${index + 1}`,
     reads: 0,
     up: false,
+    failure: undefined,
     recovering: false,
     system: undefined,
     replayed: -1n,
     caughtUpAt: Number.NEGATIVE_INFINITY,
-    serving: false,
-    problem: 'not checked yet',
+    reported: UNREPORTED,
   }))
   // The primary's positions over the last REPLICA_MAX_LAG_MS and a little more, oldest first.
   const samples: Array<{ at: number; position: Position }> = []
   let primarySystem: string | undefined
+  /** Why the primary's last check failed, while it fails. */
+  let primaryFailure: string | undefined
   let primaryReads = 0
   const fallbacks: Record<FallbackReason, number> = { unavailable: 0, wait: 0, error: 0 }
   const onReplica = new Map<string, ReadStatement>()
@@ -179,12 +183,20 @@ export function routeReads(
   let closed = false
   let turn = 0
 
-  const inRotation = (replica: Replica, now: number) =>
-    replica.up &&
-    replica.recovering &&
-    replica.system !== undefined &&
-    replica.system === primarySystem &&
-    now - replica.caughtUpAt <= settings.maxLagMs
+  // Why the replica gets no reads now, or undefined when it is in the rotation: the one place that decides.
+  const problemOf = (replica: Replica, now: number): string | undefined => {
+    if (!replica.up) return replica.failure ?? 'not checked yet'
+    if (!replica.recovering) return 'not in recovery: a primary, or a promoted replica'
+    if (primarySystem === undefined) return `the primary's check failed: ${primaryFailure ?? 'not run yet'}`
+    if (replica.system !== primarySystem) return 'not a replica of DATABASE_URL (another system identifier)'
+    if (now - replica.caughtUpAt > settings.maxLagMs) {
+      // Without the primary's position, a replica cannot be shown current (docs/deploying.md, Failover).
+      const why = primaryFailure === undefined ? '' : ` (the primary's check fails: ${primaryFailure})`
+      return `further behind the primary than REPLICA_MAX_LAG_MS${why}`
+    }
+    return undefined
+  }
+  const inRotation = (replica: Replica, now: number) => problemOf(replica, now) === undefined
 
   // The next replica in turn that is in rotation and has replayed `atLeast`.
   const pick = (now: number, atLeast: Position | undefined): Replica | undefined => {
@@ -211,6 +223,7 @@ export function routeReads(
     const at = performance.now()
     try {
       const row = (await primary.query(PRIMARY_CHECK))[0]
+      primaryFailure = undefined
       primarySystem = String(row?.system)
       samples.push({ at, position: BigInt(row?.position) })
       // Kept: every sample younger than the lag bound, and the one before them.
@@ -219,8 +232,9 @@ export function routeReads(
       for (const replica of replicas) {
         if (replica.replayed >= BigInt(row?.position) && at > replica.caughtUpAt) replica.caughtUpAt = at
       }
-    } catch {
+    } catch (error) {
       // The primary does not answer: no sample, so every replica's lag grows until it does.
+      primaryFailure = error instanceof Error ? error.message : String(error)
     }
   }
 
@@ -228,32 +242,27 @@ export function routeReads(
     try {
       const row = (await replica.query(REPLICA_CHECK))[0]
       replica.up = true
+      replica.failure = undefined
       replica.recovering = row?.recovering === true
       replica.system = String(row?.system)
       replayedNow(replica, row?.position == null ? undefined : BigInt(row.position))
-      replica.problem = undefined
     } catch (error) {
       replica.up = false
-      replica.problem = `unreachable: ${error instanceof Error ? error.message : String(error)}`
+      replica.failure = `its check failed: ${error instanceof Error ? error.message : String(error)}`
     }
   }
 
-  // Whether the replica's place in the rotation changed since the last check: reported once.
+  // The first check's outcome, then each change of the replica's place in the rotation or of why it
+  // is out: a replica that never serves (a wrong URL or password, not a replica) is logged too.
   const report = (replica: Replica) => {
-    const now = performance.now()
-    const serving = inRotation(replica, now)
-    if (serving === replica.serving) return
-    replica.serving = serving
-    onChange({ replica: replica.name, serving, reason: serving ? undefined : whyNot(replica, now) })
-  }
-  const whyNot = (replica: Replica, now: number) => {
-    if (!replica.up) return replica.problem ?? 'unreachable'
-    if (!replica.recovering) return 'promoted: it is no longer in recovery'
-    if (replica.system !== primarySystem) return 'not a replica of DATABASE_URL (another system identifier)'
-    return `${((now - replica.caughtUpAt) / 1000).toFixed(1)} s behind the primary, over REPLICA_MAX_LAG_MS`
+    const problem = problemOf(replica, performance.now())
+    if (problem === replica.reported) return
+    replica.reported = problem
+    onChange({ replica: replica.name, serving: problem === undefined, reason: problem })
   }
 
-  // Each server on a loop of its own: a replica that hangs delays no other's check.
+  // Each server on a loop of its own: a replica that hangs delays no other's check. Resolves once
+  // the first run is done.
   const every = (task: () => Promise<void>) => {
     const run = async () => {
       const started = performance.now()
@@ -269,14 +278,18 @@ export function routeReads(
       timer.unref()
       timers.add(timer)
     }
-    void run()
+    return run()
   }
-  every(checkPrimary)
-  for (const replica of replicas)
-    every(async () => {
-      await checkReplica(replica)
-      report(replica)
-    })
+  // The replicas' checks start once the primary has answered (or failed) its first: a replica's
+  // first outcome is then measured against the primary's position.
+  void every(checkPrimary).then(() => {
+    if (closed) return
+    for (const replica of replicas)
+      void every(async () => {
+        await checkReplica(replica)
+        report(replica)
+      })
+  })
 
   const waiters = new Set<Waiter>()
   let polling = false
@@ -339,7 +352,7 @@ export function routeReads(
           // A conflict with recovery (40001, 40P01) cancels one query; the replica itself is fine.
           if (isTransientDriverError(error) && !/^40/.test(String((error as { code?: unknown }).code))) {
             replica.up = false
-            replica.problem = `unreachable: ${error instanceof Error ? error.message : String(error)}`
+            replica.failure = `a read failed: ${error instanceof Error ? error.message : String(error)}`
             report(replica)
           }
         }
@@ -379,21 +392,19 @@ export function routeReads(
  * `pets` whose creates also resolve to the primary's position once committed (CreatedPet.position,
  * and a replay's `position`): a read that asks for at least it sees the pet. One statement more per
  * create, only when replicas are configured. A create whose position cannot be read (the primary
- * lost just after the commit) resolves without one rather than failing: it is committed, and a
- * failure would make its client create it again.
+ * lost just after the commit) resolves without one rather than failing, a first create and a replay
+ * alike: it is committed, and a failure would make its client create it again.
  */
 export function withWritePositions(pets: PetStore, routing: Pick<ReadRouting, 'primaryPosition'>): PetStore {
-  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({
-    ...pet,
-    position: await routing.primaryPosition().catch(() => undefined),
-  })
+  const position = () => routing.primaryPosition().catch(() => undefined)
+  const positioned = async (pet: CreatedPet): Promise<CreatedPet> => ({ ...pet, position: await position() })
   return {
     ...pets,
     insertPet: async (draft) => positioned(await pets.insertPet(draft)),
     insertPetOnce: async (draft, once): Promise<IdempotentOutcome> => {
       const outcome = await pets.insertPetOnce(draft, once)
       if (outcome.outcome === 'created') return { ...outcome, pet: await positioned(outcome.pet) }
-      if (outcome.outcome === 'replayed') return { ...outcome, position: await routing.primaryPosition() }
+      if (outcome.outcome === 'replayed') return { ...outcome, position: await position() }
       return outcome
     },
   }

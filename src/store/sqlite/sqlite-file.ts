@@ -22,7 +22,7 @@ export const JOURNAL_SUFFIXES: readonly string[] = ['-wal', '-shm', '-journal']
  */
 export function prepareSqliteFile(path: string): void {
   if (path === ':memory:') return
-  mkdirSync(dirname(path), { recursive: true, mode: DATA_FOLDER_MODE })
+  prepareSqliteFolder(path)
   refuseSymlinks(path)
   // Closing any descriptor of a file releases every POSIX lock the process holds on it, including the
   // SHARED lock SQLite keeps while a connection is open; another process's SQLite would then think
@@ -36,6 +36,11 @@ export function prepareSqliteFile(path: string): void {
     throw error
   }
   closeSync(descriptor)
+}
+
+/** Creates the folders on the way to the database file `path` (DATA_FOLDER_MODE) that do not exist. */
+export function prepareSqliteFolder(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: DATA_FOLDER_MODE })
 }
 
 /**

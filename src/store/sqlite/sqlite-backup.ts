@@ -5,6 +5,7 @@
 import { closeSync, constants, existsSync, openSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
+import { checkBackupRows, rebuildDerivedRows } from './sqlite-backup-rows.js'
 import { JOURNAL_SUFFIXES, prepareSqliteFile, prepareSqliteFolder, refuseSymlinks } from './sqlite-file.js'
 import { copyOnce } from './sqlite-private-copy.js'
 import { checkBackupSchema } from './sqlite-schema-check.js'
@@ -103,9 +104,11 @@ export interface RestoreResult extends DatabaseSummary {
  * In order: reads the backup once into the new private file `privateCopyPath` beside the live one
  * (sqlite-private-copy.ts), and from then on uses that copy only, so a backup changed meanwhile
  * changes nothing; verifies the copy (`PRAGMA integrity_check` is `ok`, it holds the `pets` and
- * `api_keys` tables, and its schema is exactly what this release's migrations make: checkBackupSchema,
- * so no trigger, view, table or index the migrations do not make gets into the live file); gives it
- * the live file's page size; unless `force`, refuses with DatabaseInUseError when another process has
+ * `api_keys` tables, its schema is exactly what this release's migrations make: checkBackupSchema, so
+ * no trigger, view, table or index the migrations do not make gets into the live file; and its rows
+ * follow the API's rules: checkBackupRows); rebuilds in it what the service derives from rows
+ * (rebuildDerivedRows: statistics, sequences, per-key record counts) and gives it the live file's
+ * page size; unless `force`, refuses with DatabaseInUseError when another process has
  * the live file open, which it learns by asking SQLite for an exclusive lock with no wait (a running
  * service holds a shared lock on the file for as long as it runs); copies the live database aside to
  * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores from the private
@@ -113,7 +116,8 @@ export interface RestoreResult extends DatabaseSummary {
  * failure). A missing live file is created (sqlite-file.ts modes).
  *
  * Throws before changing the live file when the source is missing, not a regular file, the live file
- * itself, unsound or not of this release's schema (naming the offending objects); when the live file or
+ * itself, unsound, not of this release's schema (naming the offending objects) or holding a row that
+ * breaks the API's rules (naming its table and rowid); when the live file or
  * its journals are symbolic links, the private copy exists, the live file is in use (and not `force`),
  * or the copy aside fails.
  */
@@ -150,9 +154,11 @@ export async function restoreSqlite(
 }
 
 // Checks the private copy of the backup at `sourcePath` (named in messages) and makes it ready to
-// restore: one file in rollback-journal mode, at the live file's page size (SQLite cannot change a
+// restore: derived rows rebuilt, one file in rollback-journal mode, at the live file's page size (SQLite cannot change a
 // WAL database's page size while copying into it). Resolves to its row counts.
 async function checkPrivateCopy(copyPath: string, sourcePath: string, livePath: string): Promise<Omit<DatabaseSummary, 'bytes'>> {
+  // Writable: SQLite's integrity_check verifies CHECK constraints (a status outside PetStatus) only
+  // on a connection that may write. The copy is this process's own.
   const copy = new BetterSqlite3(copyPath, { fileMustExist: true })
   try {
     // Nothing the file's schema defines may run a function with side effects while it is read.
@@ -160,6 +166,8 @@ async function checkPrivateCopy(copyPath: string, sourcePath: string, livePath: 
     verifySource(copy, sourcePath)
     copy.pragma('journal_mode = delete')
     await checkBackupSchema(copy, sourcePath)
+    checkBackupRows(copy, sourcePath)
+    rebuildDerivedRows(copy)
     const pageSize = livePageSize(livePath)
     if (pageSize !== undefined && pageSize !== copy.pragma('page_size', { simple: true })) {
       copy.pragma(`page_size = ${pageSize}`)

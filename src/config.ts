@@ -64,7 +64,7 @@ export const VARIABLES = {
       default: 'sqlite:data/animal-store.db',
       'x-file': true,
       description:
-        "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone; a symbolic link at the path (or at its `-wal`, `-shm`, `-journal`) is refused. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
+        "The database: `sqlite:PATH`, `sqlite::memory:` (a throwaway store) or `postgres://USER:PASSWORD@HOST:PORT/DATABASE`. An SQLite path is relative to the working directory, or absolute; a missing folder is created 0700 and the file 0600, readable by the service's user alone. An existing file is used only when it is the service's own: a symbolic link at the path (or at its `-wal`, `-shm`, `-journal`), a file of another user, one open to other users (any group or other permission: `chmod 600` it) or a folder every user may write is refused, naming it; what the service made in an earlier run is its own. `postgresql://` works too; connection parameters such as `sslmode` go in the query string, as node-postgres reads them. Never echoed in errors.",
     }),
   ),
   // Small on purpose: instances × WORKERS × this must stay under the server's max_connections (100

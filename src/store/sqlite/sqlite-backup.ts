@@ -6,7 +6,7 @@ import { closeSync, constants, existsSync, openSync, rmSync, statSync } from 'no
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
 import { checkBackupRows, rebuildDerivedRows } from './sqlite-backup-rows.js'
-import { JOURNAL_SUFFIXES, prepareSqliteFile, prepareSqliteFolder, refuseSymlinks } from './sqlite-file.js'
+import { JOURNAL_SUFFIXES, prepareSqliteFile, prepareSqliteFolder, refuseUnsafeFiles } from './sqlite-file.js'
 import { copyOnce } from './sqlite-private-copy.js'
 import { checkBackupSchema } from './sqlite-schema-check.js'
 
@@ -117,9 +117,9 @@ export interface RestoreResult extends DatabaseSummary {
  *
  * Throws before changing the live file when the source is missing, not a regular file, the live file
  * itself, unsound, not of this release's schema (naming the offending objects) or holding a row that
- * breaks the API's rules (naming its table and rowid); when the live file or
- * its journals are symbolic links, the private copy exists, the live file is in use (and not `force`),
- * or the copy aside fails.
+ * breaks the API's rules (naming its table and rowid); when the live file or its journals are not the
+ * service's own (refuseUnsafeFiles: a symbolic link, another user's, open to others), the private
+ * copy exists, the live file is in use (and not `force`), or the copy aside fails.
  */
 export async function restoreSqlite(
   sourcePath: string,
@@ -128,8 +128,8 @@ export async function restoreSqlite(
   options: CopyOptions & { force: boolean },
 ): Promise<RestoreResult> {
   const { keepAsidePath, privateCopyPath } = paths
-  refuseSymlinks(livePath)
   prepareSqliteFolder(livePath)
+  refuseUnsafeFiles(livePath)
   await copyOnce(sourcePath, privateCopyPath, livePath)
   try {
     const expected = await checkPrivateCopy(privateCopyPath, sourcePath, livePath)

@@ -5,7 +5,17 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -121,7 +131,7 @@ describe('animal-store restore reads its backup once (SQLite)', () => {
     mkdirSync(join(folder, 'a-folder.db'))
     execFileSync('mkfifo', [join(folder, 'fifo.db')])
     linkSync(live, join(folder, 'hard-link.db'))
-    execFileSync('ln', ['-s', 'live.db', join(folder, 'symbolic-link.db')])
+    symlinkSync('live.db', join(folder, 'symbolic-link.db'))
     copyFileSync(genuine, join(folder, 'with-wal.db'))
     writeFileSync(join(folder, 'with-wal.db-wal'), 'commits the file does not hold')
 

@@ -234,13 +234,27 @@ function parseList(value: string | undefined, variable: string, valid: (entry: s
  * API keys, comma-separated, each `KEY[:scope=SCOPE][:rate-limit=N]`: the key an RFC 6750 b64token
  * (so a client can send it; it cannot hold a colon), long and varied enough not to be guessed
  * (key-strength.ts), then what it may do (key-grants.ts): its scope (DEFAULT_KEY_SCOPE unless given)
- * and its own requests per minute (RATE_LIMIT_PER_MINUTE unless given). Throws ConfigError naming
- * `variable` and the entry's position, never the key or a parameter's text (a mistyped key may
- * hold a colon).
+ * and its own requests per minute (RATE_LIMIT_PER_MINUTE unless given). Each key once: a key listed
+ * twice would have two sets of grants, of which only the first would ever be used (appending
+ * `KEY:scope=read` would not make KEY read-only). Throws ConfigError naming `variable` and the
+ * entry's position (both positions of a repeated key), never the key or a parameter's text (a
+ * mistyped key may hold a colon).
  */
 export function parseApiKeys(value: string | undefined, variable: string): readonly ConfiguredKey[] {
   const entries = parseList(value, variable, () => true, '')
-  return Object.freeze(entries.map((entry, index) => parseKeyEntry(entry, `entry ${index + 1}`, variable)))
+  const keys = entries.map((entry, index) => parseKeyEntry(entry, `entry ${index + 1}`, variable))
+  const positions = new Map<string, number>()
+  for (const [index, { key }] of keys.entries()) {
+    const first = positions.get(key)
+    if (first !== undefined) {
+      throw new ConfigError(
+        variable,
+        `entries ${first + 1} and ${index + 1} are the same key: list each key once, with all its parameters (KEY:scope=read:rate-limit=600).`,
+      )
+    }
+    positions.set(key, index)
+  }
+  return Object.freeze(keys)
 }
 const API_KEY_PROBLEM = `is not usable: each key must be at least ${MIN_CONFIGURED_KEY_LENGTH} characters of A-Z a-z 0-9 - . _ ~ + / (then optional =), random (an estimated ${MIN_CONFIGURED_KEY_BITS}+ bits: no repeated, alternating or sequential patterns), separated by commas. Generate one with: openssl rand -base64 32`
 const KEY_PARAMETERS = `after a key, each parameter is :scope=${KEY_SCOPES.join('|')} or :rate-limit=N, at most once, as in KEY:scope=read:rate-limit=600.`

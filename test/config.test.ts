@@ -354,6 +354,16 @@ describe('configuration (loadConfig)', () => {
       ['an empty parameter', `${KEY_1}:`, /^API_KEYS entry 1 has a parameter that is not usable/],
       ['parameters without a key', ':scope=read', /^API_KEYS entry 1 is not usable: each key must be/],
       ['a weak key with a scope', 'aaaaaaaaaaaaaaaaaaaa:scope=read', /^API_KEYS entry 1 is not usable: .*40\+ bits/],
+      [
+        'a key listed again to make it read-only',
+        `${KEY_1},${KEY_2},${KEY_1}:scope=read`,
+        /^API_KEYS entries 1 and 3 are the same key: list each key once, with all its parameters/,
+      ],
+      [
+        'a key listed twice alike',
+        `${KEY_2}, ${KEY_1}:rate-limit=2 ,${KEY_1}:rate-limit=2`,
+        /^API_KEYS entries 2 and 3 are the same key/,
+      ],
     ]
     for (const [what, value, message] of refused) {
       it(`refuses ${what}, naming the entry, never echoing the key or the parameter`, () => {

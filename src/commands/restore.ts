@@ -11,10 +11,19 @@ export const POSTGRES_RESTORE_MESSAGE =
 
 /** Where the database replaced by a restore is kept: beside it, named for the moment (UTC), e.g. `animal-store.db.20261124T081500Z.before-restore`. */
 export function keptAsidePath(livePath: string, now: Date): string {
-  return `${livePath}.${now
+  return `${livePath}.${timestamp(now)}.before-restore`
+}
+
+/** Where a restore reads the backup into before checking it, removed when it ends: `animal-store.db.20261124T081500Z.restoring`. */
+function privateCopyPath(livePath: string, now: Date): string {
+  return `${livePath}.${timestamp(now)}.restoring`
+}
+
+function timestamp(now: Date): string {
+  return now
     .toISOString()
     .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}.before-restore`
+    .replace(/\.\d+Z$/, 'Z')
 }
 
 /**
@@ -40,7 +49,8 @@ export async function restore(
   if (livePath === ':memory:') throw new Error('DATABASE_URL is sqlite::memory:, which cannot be restored into')
   let result: Awaited<ReturnType<typeof restoreSqlite>>
   try {
-    result = await restoreSqlite(resolve(cwd, from), livePath, keptAsidePath(livePath, now), {
+    const paths = { keepAsidePath: keptAsidePath(livePath, now), privateCopyPath: privateCopyPath(livePath, now) }
+    result = await restoreSqlite(resolve(cwd, from), livePath, paths, {
       force,
       onProgress: progressLines('restore', err),
     })

@@ -275,7 +275,9 @@ function compileIdempotencyStatements(
           .select(['api_key_id', 'idempotency_key'])
           .where('api_key_id', '=', where.scope)
           .where('idempotency_key', '<>', where.key)
+          // Exactly the order of idempotency_keys_eviction_order (migration 0008): one index probe.
           .orderBy('created_at')
+          .orderBy('idempotency_key')
           .limit(1)
           // PostgreSQL: a row another transaction holds is left to it (a concurrent create evicts the next).
           .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())}`,

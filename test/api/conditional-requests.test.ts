@@ -15,14 +15,15 @@ import {
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]{10,29}(-br|-gzip)?"$/
 
-/** A GET over node:http, which leaves the body as sent (fetch would decode it). */
+/** A GET (or `method`) over node:http, which leaves the body as sent (fetch would decode it). */
 function rawGet(
   server: TestServer,
   path: string,
   headers: Record<string, string>,
+  method = 'GET',
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${server.origin}${path}`, { headers }, (response) => {
+    const req = request(`${server.origin}${path}`, { headers, method }, (response) => {
       const chunks: Buffer[] = []
       response.on('data', (chunk: Buffer) => chunks.push(chunk))
       response.on('end', () =>
@@ -224,6 +225,62 @@ describeEachDatabase('conditional requests (If-None-Match, ETag)', (database) =>
         await own.close()
       }
     })
+  })
+})
+
+describe('HEAD carries exactly the header fields of its GET (RFC 9110 §9.3.2), on 200 and on 304, with CORS on', () => {
+  const origin = 'https://app.example.com'
+  let server: TestServer
+  let petId: string
+  before(async () => {
+    server = await startServer({ corsOrigins: [origin] })
+    for (let i = 0; i < 40; i++) {
+      petId = String((await call(server, 'POST', '/v1/pets', { body: { name: `pet number ${i}`, categoryId: i } })).json.id)
+    }
+  })
+  after(() => server.close())
+
+  // What differs between any two answers: the date, the request's id, and the rate limit's remaining count.
+  const VOLATILE = new Set(['date', 'x-request-id', 'ratelimit'])
+  const fields = (headers: Record<string, string | string[] | undefined>) =>
+    Object.fromEntries(Object.entries(headers).filter(([name]) => !VOLATILE.has(name)))
+
+  const paths = () => ['/v1/pets?limit=40', `/v1/pets/${petId}`, '/v1/openapi.json']
+  const codings = [undefined, 'br', 'gzip', 'identity', 'br;q=0, gzip', '*', 'x-gzip', 'zstd']
+  it("answers HEAD with the GET's fields (ETag, Content-Encoding, Content-Length, Vary …) and no body, for each Accept-Encoding", async () => {
+    for (const path of paths()) {
+      for (const coding of codings) {
+        const headers: Record<string, string> = { authorization: `Bearer ${server.key}`, origin }
+        if (coding !== undefined) headers['accept-encoding'] = coding
+        const get = await rawGet(server, path, headers)
+        const head = await rawGet(server, path, headers, 'HEAD')
+        const what = `${path} with Accept-Encoding ${coding}`
+        assert.equal(get.status, 200, what)
+        assert.equal(head.status, 200, what)
+        assert.deepEqual(fields(head.headers), fields(get.headers), what)
+        assert.equal(head.body.length, 0, what)
+        assert.equal(Number(get.headers['content-length']), get.body.length, what)
+      }
+    }
+  })
+
+  it("answers a HEAD and a GET that hold the tag with the same 304, whose Vary is the 200's", async () => {
+    for (const path of paths()) {
+      for (const coding of codings) {
+        const headers: Record<string, string> = { authorization: `Bearer ${server.key}`, origin }
+        if (coding !== undefined) headers['accept-encoding'] = coding
+        const full = await rawGet(server, path, headers)
+        const conditional = { ...headers, 'if-none-match': full.headers.etag as string }
+        const get = await rawGet(server, path, conditional)
+        const head = await rawGet(server, path, conditional, 'HEAD')
+        const what = `${path} with Accept-Encoding ${coding}`
+        assert.equal(get.status, 304, what)
+        assert.equal(head.status, 304, what)
+        assert.deepEqual(fields(head.headers), fields(get.headers), what)
+        assert.equal(get.headers.vary, full.headers.vary, what)
+        assert.equal(get.headers['content-length'], undefined, `${what}: a 304 has no Content-Length`)
+      }
+    }
   })
 })
 

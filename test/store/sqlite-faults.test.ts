@@ -20,8 +20,9 @@ describe('SQLite storage faults (real tmpfs disk)', () => {
   let server: TestServer
   before(async () => {
     mkdirSync(mountPoint)
-    // Needs root (CI and the development machines run as root); fails loudly otherwise.
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES}`, 'tmpfs', mountPoint])
+    // Needs root (CI and the development machines run as root); fails loudly otherwise. Mode 0700: a
+    // tmpfs root is 1777 by default, a folder the service refuses to keep its database in.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0700`, 'tmpfs', mountPoint])
     server = await startServer({
       databaseConfig: { dialect: 'sqlite', path: join(mountPoint, 'pets.db') },
       unavailableLogIntervalMs: STORM_INTERVAL_MS,

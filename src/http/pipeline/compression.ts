@@ -3,7 +3,7 @@
 import { promisify } from 'node:util'
 import { brotliCompress, constants, gzip } from 'node:zlib'
 import compress from '@fastify/compress'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** Bodies smaller than this, in bytes, are sent as they are: compressing them saves little and costs CPU. */
 export const COMPRESSION_THRESHOLD_BYTES = 1024
@@ -51,4 +51,30 @@ export async function registerCompression(app: FastifyInstance): Promise<void> {
     syncThreshold: SYNC_COMPRESSION_MAX_BYTES,
     globalDecompression: false,
   })
+  // Fastify answers HEAD for a GET route with a route of its own whose onSend handlers end in one
+  // that drops the body (`headRouteOnSendHandler`); the plugin adds its own after that one, so it
+  // never saw a HEAD's body: no Content-Encoding, no Vary and the identity Content-Length, beside the
+  // ETag of the coded representation its GET gets. Dropping the body last, after compression, gives
+  // a HEAD the header fields of its GET (RFC 9110 §9.3.2); that handler also gives a 304 without a
+  // body `Content-Length: 0`, which the GET's 304 does not carry (§8.6), so it goes again after it.
+  // Added after the plugin's hook, so this runs after it for every route.
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'HEAD' || route.onSend === undefined) return
+    const handlers = [route.onSend].flat()
+    const dropBody = handlers.findIndex((handler) => handler.name === 'headRouteOnSendHandler')
+    if (dropBody < 0) return
+    handlers.push(...handlers.splice(dropBody, 1), noLengthOnNotModified)
+    route.onSend = handlers
+  })
+}
+
+// The last onSend handler of a HEAD route: a 304 carries no Content-Length, as the GET's 304.
+function noLengthOnNotModified(
+  _request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
+  if (reply.statusCode === 304) reply.removeHeader('content-length')
+  done(null, payload)
 }

@@ -116,7 +116,11 @@ export function notModified(
   reply.header('etag', tag)
   const field = request.headers['if-none-match']
   if (field === undefined || !ifNoneMatchMatches(field, tag)) return false
-  if (coding !== undefined) reply.header('vary', 'accept-encoding')
+  // Added to what is there (CORS's `Origin`), unless named already, as @fastify/compress adds it to the 200.
+  const vary = String(reply.getHeader('vary') ?? '')
+  if (coding !== undefined && !/accept-encoding/i.test(vary)) {
+    reply.header('vary', vary === '' ? 'accept-encoding' : `${vary}, accept-encoding`)
+  }
   reply.code(304)
   return true
 }

@@ -9,6 +9,7 @@ import * as createServiceSecrets from './0004-create-service-secrets.js'
 import * as keepPetIdOfIdempotencyKeys from './0005-keep-pet-id-of-idempotency-keys.js'
 import * as addApiKeyScopeAndRateLimit from './0006-add-api-key-scope-and-rate-limit.js'
 import * as countIdempotencyRecords from './0007-count-idempotency-records.js'
+import * as indexIdempotencyKeysInEvictionOrder from './0008-index-idempotency-keys-in-eviction-order.js'
 
 /** The migrations Kysely's Migrator applies (store/migrate.ts), keyed by name; names sort in apply order. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -19,4 +20,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005-keep-pet-id-of-idempotency-keys': keepPetIdOfIdempotencyKeys,
   '0006-add-api-key-scope-and-rate-limit': addApiKeyScopeAndRateLimit,
   '0007-count-idempotency-records': countIdempotencyRecords,
+  '0008-index-idempotency-keys-in-eviction-order': indexIdempotencyKeysInEvictionOrder,
 }

@@ -2,10 +2,12 @@
 // file (backup), and a verified copy back into the live file (restore). Every read and write of a
 // database file goes through SQLite's own connections, so no lock of a running service is dropped
 // (sqlite-file.ts) and a service writing meanwhile never sees a half-copied file.
-import { closeSync, constants, existsSync, openSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { closeSync, constants, existsSync, openSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import BetterSqlite3 from 'better-sqlite3'
-import { JOURNAL_SUFFIXES, prepareSqliteFile, refuseSymlinks } from './sqlite-file.js'
+import { checkBackupRows, rebuildDerivedRows } from './sqlite-backup-rows.js'
+import { JOURNAL_SUFFIXES, prepareSqliteFile, prepareSqliteFolder, refuseUnsafeFiles } from './sqlite-file.js'
+import { copyOnce } from './sqlite-private-copy.js'
 import { checkBackupSchema } from './sqlite-schema-check.js'
 
 /**
@@ -99,35 +101,38 @@ export interface RestoreResult extends DatabaseSummary {
  * `sourcePath`, through SQLite's backup API into the live file (one write transaction: other
  * connections see the old database or the new one, never a mix).
  *
- * In order: verifies the source (`PRAGMA integrity_check` is `ok`, it holds the `pets` and `api_keys`
- * tables, and its schema is exactly what this release's migrations make: checkBackupSchema, so no
- * trigger, view, table or index the migrations do not make gets into the live file); unless `force`, refuses with DatabaseInUseError when another process has the live file
- * open, which it learns by asking SQLite for an exclusive lock with no wait (a running service holds a
- * shared lock on the file for as long as it runs); copies the live database aside to
- * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores; verifies the live
- * file as backupSqlite verifies a copy. A missing live file is created (sqlite-file.ts modes).
+ * In order: reads the backup once into the new private file `privateCopyPath` beside the live one
+ * (sqlite-private-copy.ts), and from then on uses that copy only, so a backup changed meanwhile
+ * changes nothing; verifies the copy (`PRAGMA integrity_check` is `ok`, it holds the `pets` and
+ * `api_keys` tables, its schema is exactly what this release's migrations make: checkBackupSchema, so
+ * no trigger, view, table or index the migrations do not make gets into the live file; and its rows
+ * follow the API's rules: checkBackupRows); rebuilds in it what the service derives from rows
+ * (rebuildDerivedRows: statistics, sequences, per-key record counts) and gives it the live file's
+ * page size; unless `force`, refuses with DatabaseInUseError when another process has
+ * the live file open, which it learns by asking SQLite for an exclusive lock with no wait (a running
+ * service holds a shared lock on the file for as long as it runs); copies the live database aside to
+ * `keepAsidePath` (backupSqlite: consistent, verified, BACKUP_FILE_MODE); restores from the private
+ * copy; verifies the live file as backupSqlite verifies a copy; removes the private copy (also on
+ * failure). A missing live file is created (sqlite-file.ts modes).
  *
- * Throws before changing the live file when the source is missing, unsound or not of this release's
- * schema (naming the offending objects), the live file or its journals are symbolic links, names the live file
- * itself, the live file is in use (and not `force`), or the copy aside fails.
+ * Throws before changing the live file when the source is missing, not a regular file, the live file
+ * itself, unsound, not of this release's schema (naming the offending objects) or holding a row that
+ * breaks the API's rules (naming its table and rowid); when the live file or its journals are not the
+ * service's own (refuseUnsafeFiles: a symbolic link, another user's, open to others), the private
+ * copy exists, the live file is in use (and not `force`), or the copy aside fails.
  */
 export async function restoreSqlite(
   sourcePath: string,
   livePath: string,
-  keepAsidePath: string,
+  paths: { keepAsidePath: string; privateCopyPath: string },
   options: CopyOptions & { force: boolean },
 ): Promise<RestoreResult> {
-  if (!existsSync(sourcePath)) throw new Error(`there is no file at ${sourcePath}`)
-  refuseSymlinks(livePath)
-  if (existsSync(livePath) && realpathSync(sourcePath) === realpathSync(livePath)) {
-    throw new Error(`${sourcePath} is the live database itself`)
-  }
-  const source = new BetterSqlite3(sourcePath, { readonly: true, fileMustExist: true })
+  const { keepAsidePath, privateCopyPath } = paths
+  prepareSqliteFolder(livePath)
+  refuseUnsafeFiles(livePath)
+  await copyOnce(sourcePath, privateCopyPath, livePath)
   try {
-    // Nothing the file's schema defines may run a function with side effects while it is read.
-    source.pragma('trusted_schema = OFF')
-    const expected = verifySource(source, sourcePath)
-    await checkBackupSchema(source, sourcePath)
+    const expected = await checkPrivateCopy(privateCopyPath, sourcePath, livePath)
     let keptAt: string | undefined
     if (existsSync(livePath)) {
       if (!options.force && inUse(livePath)) throw new DatabaseInUseError(livePath)
@@ -136,10 +141,52 @@ export async function restoreSqlite(
     } else {
       prepareSqliteFile(livePath)
     }
-    await copyPages(source, livePath, options)
+    const copy = new BetterSqlite3(privateCopyPath, { readonly: true, fileMustExist: true })
+    try {
+      await copyPages(copy, livePath, options)
+    } finally {
+      copy.close()
+    }
     return { ...verifyCopy(livePath, expected, false), keptAt }
   } finally {
-    source.close()
+    for (const suffix of ['', ...JOURNAL_SUFFIXES]) rmSync(privateCopyPath + suffix, { force: true })
+  }
+}
+
+// Checks the private copy of the backup at `sourcePath` (named in messages) and makes it ready to
+// restore: derived rows rebuilt, one file in rollback-journal mode, at the live file's page size (SQLite cannot change a
+// WAL database's page size while copying into it). Resolves to its row counts.
+async function checkPrivateCopy(copyPath: string, sourcePath: string, livePath: string): Promise<Omit<DatabaseSummary, 'bytes'>> {
+  // Writable: SQLite's integrity_check verifies CHECK constraints (a status outside PetStatus) only
+  // on a connection that may write. The copy is this process's own.
+  const copy = new BetterSqlite3(copyPath, { fileMustExist: true })
+  try {
+    // Nothing the file's schema defines may run a function with side effects while it is read.
+    copy.pragma('trusted_schema = OFF')
+    verifySource(copy, sourcePath)
+    copy.pragma('journal_mode = delete')
+    await checkBackupSchema(copy, sourcePath)
+    checkBackupRows(copy, sourcePath)
+    rebuildDerivedRows(copy)
+    const pageSize = livePageSize(livePath)
+    if (pageSize !== undefined && pageSize !== copy.pragma('page_size', { simple: true })) {
+      copy.pragma(`page_size = ${pageSize}`)
+      copy.exec('vacuum')
+    }
+    return countRows(copy)
+  } finally {
+    copy.close()
+  }
+}
+
+// The page size of the live database, or undefined when it has none yet (no file, or an empty one).
+function livePageSize(path: string): number | undefined {
+  if (!existsSync(path) || statSync(path).size === 0) return undefined
+  const live = new BetterSqlite3(path, { readonly: true, fileMustExist: true })
+  try {
+    return live.pragma('page_size', { simple: true }) as number
+  } finally {
+    live.close()
   }
 }
 
@@ -188,7 +235,7 @@ async function copyPages(source: BetterSqlite3.Database, destination: string, op
   options.onProgress?.({ copiedPages: totalPages, totalPages, pageSize })
 }
 
-function verifySource(source: BetterSqlite3.Database, path: string): Omit<DatabaseSummary, 'bytes'> {
+function verifySource(source: BetterSqlite3.Database, path: string): void {
   let integrity: unknown
   try {
     integrity = source.pragma('integrity_check', { simple: true })
@@ -199,7 +246,6 @@ function verifySource(source: BetterSqlite3.Database, path: string): Omit<Databa
   for (const table of ['pets', 'api_keys']) {
     if (!hasTable(source, table)) throw new Error(`${path} is not an Animal Store database (no ${table} table)`)
   }
-  return countRows(source)
 }
 
 // A copy in rollback-journal mode is one file that can be moved, checksummed or restored alone;

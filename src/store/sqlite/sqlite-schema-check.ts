@@ -10,9 +10,10 @@ const MIGRATION_TABLE = 'kysely_migration'
 
 /**
  * The statistics tables SQLite's own ANALYZE creates (an operator may have run it), with the SQL
- * SQLite gives them: they steer query plans and run nothing, so a backup may hold them.
+ * SQLite gives them: they steer query plans and run nothing, so a backup may hold them (restore
+ * drops their rows and rebuilds them: sqlite-backup-rows.ts).
  */
-const SQLITE_STATISTICS: ReadonlyMap<string, string> = new Map([
+export const SQLITE_STATISTICS: ReadonlyMap<string, string> = new Map([
   ['sqlite_stat1', 'CREATE TABLE sqlite_stat1(tbl,idx,stat)'],
   ['sqlite_stat4', 'CREATE TABLE sqlite_stat4(tbl,idx,neq,nlt,ndlt,sample)'],
 ])

@@ -18,6 +18,7 @@ import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
 import { createLogger, stdoutFailures } from '../logger.js'
 import { startCluster } from '../server/cluster.js'
+import { whenNoWorkerListens } from '../server/cluster-listener-close.js'
 import { answerMetricsRequests } from '../server/cluster-metrics.js'
 import { startOnDatabase } from '../server/database-wait.js'
 import { startMetricsListener } from '../server/metrics-listener.js'
@@ -212,7 +213,7 @@ function closeOnSignal(config: Config, logger: Logger, app: FastifyInstance, clo
       const drainMs = stopSignal === 'SIGTERM' && !err ? config.shutdownDrainMs : 0
       if (err) logger.error({ err }, 'closing after an unexpected error')
       else logger.info({ signal: stopSignal, drainMs }, 'closing: finishing in-flight requests')
-      await drain(app, drainMs)
+      await drain(app, drainMs, whenNoWorkerListens)
       await close()
     },
   )

@@ -8,6 +8,7 @@ import type { Config } from '../config.js'
 import type { MetricsServer } from '../http/observability/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
+import { coordinateListenerClose } from './cluster-listener-close.js'
 import { type ClusterMetrics, createClusterMetrics } from './cluster-metrics.js'
 import { startOnDatabase } from './database-wait.js'
 import { startMetricsListener } from './metrics-listener.js'
@@ -74,6 +75,7 @@ function superviseWorkers(
   let stopping: Promise<void> | undefined
   let starting = true
   const stops = watchWorkerStops()
+  coordinateListenerClose()
   const workers = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined)
   cluster.on('exit', (worker, code, signal) => {
     clusterMetrics

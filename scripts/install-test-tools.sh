@@ -3,12 +3,13 @@
 # as `pretest`, and so does .ci/run): chromium (the docs page's browser test), sqlite3 (an outside
 # reader of a live database), nginx-light (nginx, the balancer in front), pgbouncer (a pooler in
 # front of PostgreSQL), prometheus (promtool checks the alert rules), redis-server (the shared store
-# of the fleet-wide rate limits), openssl (the certificates of its TLS port). A no-op when all are present.
+# of the fleet-wide rate limits), openssl (the certificates of its TLS port), systemd
+# (systemd-analyze checks the unit file; nothing runs it). A no-op when all are present.
 # Installs with apt-get as root, or through `sudo -n` otherwise; if neither can, fails and prints the
 # command to run. INSTALL_TEST_TOOLS_DRY_RUN=1 prints what it would run instead of running it.
 set -euo pipefail
 # command:package
-required=(chromium:chromium sqlite3:sqlite3 nginx:nginx-light pgbouncer:pgbouncer promtool:prometheus redis-server:redis-server openssl:openssl)
+required=(chromium:chromium sqlite3:sqlite3 nginx:nginx-light pgbouncer:pgbouncer promtool:prometheus redis-server:redis-server openssl:openssl systemd-analyze:systemd)
 missing=()
 for entry in "${required[@]}"; do
   PATH="$PATH:/usr/sbin" command -v "${entry%%:*}" >/dev/null || missing+=("${entry#*:}")

@@ -18,9 +18,11 @@ import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
 import { createLogger, stdoutFailures } from '../logger.js'
 import { startCluster } from '../server/cluster.js'
+import { whenNoWorkerListens } from '../server/cluster-listener-close.js'
 import { answerMetricsRequests } from '../server/cluster-metrics.js'
 import { startOnDatabase } from '../server/database-wait.js'
 import { startMetricsListener } from '../server/metrics-listener.js'
+import { onStopSignals, type StopSignal } from '../server/stop-signals.js'
 import { startIdempotencySweeper } from '../store/idempotency-sweeper.js'
 import { openStore, type Store } from '../store/index.js'
 import type { Tracing } from '../tracing.js'
@@ -195,17 +197,37 @@ function metricsRegistry(
 }
 
 /**
- * Arms the graceful close (close-with-grace): on a signal or an uncaught error, drain (SIGTERM only),
- * then `close`; the process is ended anyway after SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS.
+ * Arms the graceful close (close-with-grace): on a stop (stop-signals.ts: SIGTERM, SIGINT, the
+ * primary's message) or an uncaught error, drain (SIGTERM only), then `close`; the process is ended
+ * anyway after SHUTDOWN_DRAIN_MS + SHUTDOWN_GRACE_MS, and at once (exit 1) by a deliberate later signal.
  */
 function closeOnSignal(config: Config, logger: Logger, app: FastifyInstance, close: () => Promise<void>): void {
-  closeWithGrace({ delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
-    // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
-    const drainMs = signal === 'SIGTERM' ? config.shutdownDrainMs : 0
-    if (err) logger.error({ err }, 'closing after an unexpected error')
-    else logger.info({ signal, drainMs }, 'closing: finishing in-flight requests')
-    await drain(app, drainMs)
-    await close()
+  let stopSignal: StopSignal | undefined
+  let closing = false
+  // SIGTERM and SIGINT are left to onStopSignals, which tells a repeat of the stop from an order to end now.
+  const closer = closeWithGrace(
+    { delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger, skip: ['SIGTERM', 'SIGINT'] },
+    async ({ err }) => {
+      closing = true
+      // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
+      const drainMs = stopSignal === 'SIGTERM' && !err ? config.shutdownDrainMs : 0
+      if (err) logger.error({ err }, 'closing after an unexpected error')
+      else logger.info({ signal: stopSignal, drainMs }, 'closing: finishing in-flight requests')
+      await drain(app, drainMs, whenNoWorkerListens)
+      await close()
+    },
+  )
+  onStopSignals(logger, {
+    stop: (signal) => {
+      // Already closing after an error: a signal then ends the process, as close-with-grace's own would.
+      if (closing) {
+        logger.warn({ signal }, `${signal} while closing after an error: exiting at once`)
+        process.exit(1)
+      }
+      stopSignal = signal
+      closer.close()
+    },
+    now: () => process.exit(1),
   })
 }
 

@@ -1,6 +1,6 @@
 // WORKERS=N: N worker processes share one port (node:cluster). The primary migrates, creates the
 // first key, forks and supervises the workers, serves their metrics summed on the metrics listener
-// (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully.
+// (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully (stop-signals.ts).
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
@@ -8,9 +8,11 @@ import type { Config } from '../config.js'
 import type { MetricsServer } from '../http/observability/metrics-server.js'
 import { createLogger } from '../logger.js'
 import { openStore, type Store } from '../store/index.js'
+import { coordinateListenerClose } from './cluster-listener-close.js'
 import { type ClusterMetrics, createClusterMetrics } from './cluster-metrics.js'
 import { startOnDatabase } from './database-wait.js'
 import { startMetricsListener } from './metrics-listener.js'
+import { onStopSignals, type StopSignal, watchWorkerStops } from './stop-signals.js'
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
@@ -54,14 +56,15 @@ export async function startCluster(
 interface Supervisor {
   /** Every worker listens: from now on one that exits is replaced. */
   started(): void
-  /** Stops the workers (SIGTERM, SIGKILL after the grace period) and the metrics listener; once. */
-  stop(signal: NodeJS.Signals): Promise<void>
+  /** Stops the workers (SIGTERM's or SIGINT's stop, SIGKILL after the grace period) and the metrics listener; once. */
+  stop(signal: StopSignal): Promise<void>
 }
 
 /**
  * Watches the workers: one that exits after the start is replaced after RESTART_DELAY_MS (a worker
- * failing at start fails the start instead, not a loop); SIGTERM and SIGINT stop them all, killing
- * those still running after `graceMs`.
+ * failing at start fails the start instead, not a loop). SIGTERM and SIGINT stop them all (each
+ * worker is told once, however the signal came: stop-signals.ts), killing those still running
+ * after `graceMs`; a deliberate later signal ends them at once, and the primary then exits 1.
  */
 function superviseWorkers(
   logger: Logger,
@@ -69,8 +72,11 @@ function superviseWorkers(
   clusterMetrics: ClusterMetrics | undefined,
   metrics: MetricsServer | undefined,
 ): Supervisor {
-  let stopping = false
+  let stopping: Promise<void> | undefined
   let starting = true
+  const stops = watchWorkerStops()
+  coordinateListenerClose()
+  const workers = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined)
   cluster.on('exit', (worker, code, signal) => {
     clusterMetrics
       ?.workerExited(worker)
@@ -82,22 +88,29 @@ function superviseWorkers(
       if (!stopping) cluster.fork()
     }, RESTART_DELAY_MS).unref()
   })
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'closing: stopping workers')
-    const metricsClosed = metrics?.close()
-    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined)
-    const exited = Promise.all(workers.map((worker) => (worker.isDead() ? undefined : once(worker, 'exit'))))
-    for (const worker of workers) worker.process.kill('SIGTERM')
-    const timer = setTimeout(() => {
-      for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL')
-    }, graceMs)
-    await Promise.all([exited, metricsClosed])
-    clearTimeout(timer)
+  const stop = (signal: StopSignal) => {
+    stopping ??= (async () => {
+      logger.info({ signal }, 'closing: stopping workers')
+      const metricsClosed = metrics?.close()
+      const running = workers()
+      const exited = Promise.all(running.map((worker) => (worker.isDead() ? undefined : once(worker, 'exit'))))
+      for (const worker of running) stops.pass(worker, signal, false)
+      const timer = setTimeout(() => {
+        for (const worker of running) if (!worker.isDead()) worker.process.kill('SIGKILL')
+      }, graceMs)
+      await Promise.all([exited, metricsClosed])
+      clearTimeout(timer)
+    })()
+    return stopping
   }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  onStopSignals(logger, {
+    stop: (signal) => void stop(signal),
+    now: (signal) => {
+      for (const worker of workers()) stops.pass(worker, signal, true)
+      // The stop was cut short: the primary exits once the workers have (stop() still awaits them).
+      process.exitCode = 1
+    },
+  })
   return {
     started: () => {
       starting = false

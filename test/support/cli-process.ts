@@ -144,10 +144,18 @@ export interface ServeProcess {
 /**
  * Starts `node dist/cli.js serve` (or `cli`, another release's) on 127.0.0.1 with PORT=0 and METRICS_PORT=0 (overridable
  * through `env`) and resolves once it prints its listening line; rejects with its output if it exits or is silent for `timeoutMs`.
+ * `detached` starts it in a process group of its own, whose id is its pid: `process.kill(-pid, signal)` then signals
+ * it and its children (WORKERS) together, as a supervisor does.
  */
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 15_000, cli = CLI): Promise<ServeProcess> {
+export async function startServe(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 15_000,
+  cli = CLI,
+  { detached = false }: { detached?: boolean } = {},
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, [cli, 'serve'], {
     cwd: REPO_ROOT,
+    detached,
     env: { PORT: '0', HOST: '127.0.0.1', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -4,7 +4,7 @@
 // accepted), then closed (connections still idle are closed, in-flight requests finish).
 import { once } from 'node:events'
 import { Server as NetServer } from 'node:net'
-import { setTimeout as delay } from 'node:timers/promises'
+import { setTimeout as delay, setImmediate } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 
 /** Where this instance is in its shutdown; read by /readyz and the request pipeline. */
@@ -40,21 +40,35 @@ export function installShutdownState(app: FastifyInstance): ShutdownState {
 /**
  * The first stages of a graceful shutdown of `app`: drains for `drainMs` (readiness false, requests
  * served as usual on kept-alive connections, so none races a closing socket), then stops accepting
- * connections while kept-alive ones stay open up to CLOSE_LINGER_MS, so a client sending on one gets
- * its answer (with `Connection: close`) rather than a reset. Call `app.close()` next: it closes the
- * connections still idle and waits for in-flight requests.
+ * connections and, once `noLongerAccepted` resolves (under WORKERS, when no worker accepts any
+ * longer), asks every client to reconnect elsewhere: kept-alive connections stay open up to
+ * CLOSE_LINGER_MS, so a client sending on one gets its answer (with `Connection: close`) rather than
+ * a reset; then closes those still idle. Call `app.close()` next: it waits for in-flight requests.
  */
-export async function drain(app: FastifyInstance, drainMs: number): Promise<void> {
+export async function drain(app: FastifyInstance, drainMs: number, noLongerAccepted = async () => {}): Promise<void> {
   app.shutdown.draining = true
   if (drainMs > 0) await delay(drainMs)
-  app.shutdown.closing = true
-  if (app.server.listening) {
-    // net.Server's own close stops accepting without http.Server's closeIdleConnections(): a client
-    // may be writing on an idle kept-alive socket right now. Connections left are counted down here.
-    const linger = new AbortController()
-    const drained = once(app.server, 'close', { signal: linger.signal })
-    NetServer.prototype.close.call(app.server)
-    await Promise.race([drained, delay(CLOSE_LINGER_MS, undefined, { signal: linger.signal })]).catch(() => {})
-    linger.abort() // whichever came first, the other stops waiting
+  if (!app.server.listening) {
+    app.shutdown.closing = true
+    return
   }
+  // A timer runs before the event loop takes in what arrived since its last turn, and a busy process
+  // may be late by many milliseconds: connections waiting to be accepted would be reset by the
+  // listener's close, requests already sent on idle connections by their close. So each step waits
+  // for the loop's next intake (setImmediate runs right after it) and acts at once.
+  await setImmediate()
+  // net.Server's own close stops accepting without http.Server's closeIdleConnections(): a client
+  // may be writing on an idle kept-alive socket right now. Connections left are counted down here.
+  const linger = new AbortController()
+  const drained = once(app.server, 'close', { signal: linger.signal })
+  NetServer.prototype.close.call(app.server)
+  // Asked to reconnect only now, clients find the port closed (refused: nothing sent, a balancer
+  // tries another instance) rather than accepted and then closed unanswered.
+  await noLongerAccepted()
+  app.shutdown.closing = true
+  await Promise.race([drained, delay(CLOSE_LINGER_MS, undefined, { signal: linger.signal })]).catch(() => {})
+  linger.abort() // whichever came first, the other stops waiting
+  await setImmediate()
+  // Every response now carries `Connection: close`: no connection becomes idle again after this.
+  app.server.closeIdleConnections()
 }

@@ -1,0 +1,60 @@
+// Under WORKERS, the end of a drain closes the port once for all workers: the primary owns the
+// listening socket (node:cluster hands each accepted connection to a worker) and closes it once the
+// last worker stops listening. A worker that asked its clients to reconnect (`Connection: close`)
+// before that would send their new connections to the primary just as it stops handing them out:
+// accepted, then closed unanswered, a request already sent on them lost (a balancer re-sends only
+// idempotent ones). So each worker waits here until every worker has stopped listening.
+import cluster, { type Worker } from 'node:cluster'
+
+/** Longest wait (ms) of a worker for the others (one that is stuck must not hold its own close). */
+const LISTENERS_CLOSED_WAIT_MS = 1_000
+
+const STOPPED_LISTENING = 'animal-store:stopped-listening'
+const ALL_STOPPED_LISTENING = 'animal-store:all-stopped-listening'
+
+/**
+ * Resolves once no process accepts connections on this process's port any longer: at once outside a
+ * cluster (the caller closed its listener); in a worker that has just closed its listener, once the
+ * primary says every worker has, or after LISTENERS_CLOSED_WAIT_MS.
+ */
+export function whenNoWorkerListens(): Promise<void> {
+  if (!cluster.isWorker || !process.send) return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      process.off('message', onMessage)
+      resolve()
+    }
+    const onMessage = (message: { type?: string } | null) => {
+      if (message?.type === ALL_STOPPED_LISTENING) done()
+    }
+    const timer = setTimeout(done, LISTENERS_CLOSED_WAIT_MS)
+    process.on('message', onMessage)
+    // Sent after node:cluster's own message that the listener closed, on the same channel: when the
+    // primary reads this one, it has taken this worker off the port.
+    process.send?.({ type: STOPPED_LISTENING }, undefined, undefined, () => {})
+  })
+}
+
+/**
+ * In the primary: answers the workers waiting in whenNoWorkerListens once every worker alive has
+ * stopped listening (a worker that exits counts as stopped). Call before forking.
+ */
+export function coordinateListenerClose(): void {
+  const stopped = new Set<Worker>()
+  const answerIfAll = () => {
+    const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined && !worker.isDead())
+    if (stopped.size === 0 || !alive.every((worker) => worker && stopped.has(worker))) return
+    for (const worker of stopped) if (worker.isConnected()) worker.send({ type: ALL_STOPPED_LISTENING }, () => {})
+    stopped.clear()
+  }
+  cluster.on('message', (worker, message: { type?: string } | null) => {
+    if (message?.type !== STOPPED_LISTENING) return
+    stopped.add(worker)
+    answerIfAll()
+  })
+  cluster.on('exit', (worker) => {
+    stopped.delete(worker)
+    answerIfAll()
+  })
+}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { tempDir } from '../scripts/lib/test-server.js'
@@ -27,6 +27,11 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     await assert.rejects(runner(failing), (error: { code?: number }) => error.code === 1)
     const { stdout } = await runner(passing)
     assert.match(stdout, /^(# |ℹ )pass 1$/m) // TAP (Node 20) or spec (Node 24) summary
+    // It ends with where the time went: the slowest files and tests, then the run's wall time.
+    assert.match(stdout, /^ℹ slowest files \(of 1; seconds, the file's process from start to exit\):$/m)
+    assert.ok(stdout.includes(`s  ${relative(REPO_ROOT, passing)}\n`), `the file is listed with its seconds:\n${stdout}`)
+    assert.match(stdout, /^ℹ slowest tests \(of 1; seconds\):\nℹ +\d+\.\d s {2}passes \(.+passing\.test\.ts\)$/m)
+    assert.match(stdout, /^ℹ wall time of the test run: \d+ min \d+ s$/m)
     // A passing test that loads src/int64.ts and calls none of it: its lines are not all covered.
     const uncovered = join(dir.path, 'uncovered.test.ts')
     const int64 = JSON.stringify(join(REPO_ROOT, 'src/int64.ts'))

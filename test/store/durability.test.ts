@@ -1,5 +1,6 @@
 // Crash safety on both databases: every 201 survives kill -9 of the server mid-load, cycle after
 // cycle (DURABILITY_CYCLES, default 20), int64 digits exact; the SQLite file passes integrity_check.
+// After each restart every pet acknowledged so far is listed; at the end each is also read by id.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import Database from 'better-sqlite3'
@@ -7,6 +8,7 @@ import { parse } from 'lossless-json'
 import pg from 'pg'
 import { describeEachDatabase, freshDatabase, type TestDatabase, tempDir } from '../../scripts/lib/test-server.js'
 import { parseJsonNumber } from '../../src/int64.js'
+import { MAX_PAGE_LIMIT } from '../../src/schemas.js'
 import { PET_MEMBERS } from '../../src/store/pet-columns.js'
 import { assertBuilt, cliEnv, killLeftovers, type ServeProcess, startServe } from '../support/cli-process.js'
 
@@ -47,7 +49,11 @@ function categoryIdFor(n: number): bigint {
 
 /** The text of each field of a Pet body, numbers as their exact digits. */
 function petText(body: string): PetText {
-  const pet = parse(body, null, parseJsonNumber) as Record<string, unknown>
+  return petFields(parse(body, null, parseJsonNumber) as Record<string, unknown>, body)
+}
+
+/** The text of each field of a Pet parsed int64-exact (lossless-json), after its members are checked. */
+function petFields(pet: Record<string, unknown>, body: string): PetText {
   assert.deepEqual(Object.keys(pet), PET_MEMBERS, body)
   return { id: String(pet.id), name: String(pet.name), categoryId: String(pet.categoryId), status: String(pet.status) }
 }
@@ -129,6 +135,29 @@ async function loadThenKill(
   return result
 }
 
+/**
+ * Lists every pet through GET /v1/pets (full pages, following Link rel="next") and asserts that each
+ * of `expected` is there with each field's exact text: after each restart, the whole collection in a
+ * few requests, where reading each pet by id would take one per pet (the last check does that).
+ */
+async function assertAllListed(server: ServeProcess, expected: PetText[]): Promise<void> {
+  const listed = new Map<string, PetText>()
+  for (let path: string | undefined = `/v1/pets?limit=${MAX_PAGE_LIMIT}`; path !== undefined; ) {
+    const response = await fetch(`${server.origin}${path}`, { headers: { authorization: `Bearer ${KEY}` } })
+    const text = await response.text()
+    assert.equal(response.status, 200, text)
+    for (const pet of parse(text, null, parseJsonNumber) as Array<Record<string, unknown>>) {
+      const fields = petFields(pet, text)
+      listed.set(fields.id, fields)
+    }
+    const link = response.headers.get('link')
+    path = link === null ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1]
+  }
+  for (const pet of expected) {
+    assert.deepEqual(listed.get(pet.id), pet, `acknowledged pet ${pet.id} (${pet.name}) is missing or changed`)
+  }
+}
+
 /** Reads every pet in `expected` through GET /v1/pets/{id} and asserts each field's exact text. */
 async function assertAllPresent(server: ServeProcess, expected: PetText[]): Promise<void> {
   const batch = 16
@@ -194,7 +223,7 @@ describeEachDatabase('durability under kill -9', (database) => {
     try {
       for (let cycle = 1; cycle <= CYCLES; cycle++) {
         server = await startServe(env)
-        await assertAllPresent(server, acknowledged)
+        await assertAllListed(server, acknowledged)
         assert.equal((await inspect(database, store.url)).integrity, 'ok', `integrity_check before cycle ${cycle}`)
         const result = await loadThenKill(server, cycle, attempted)
         t.diagnostic(

@@ -3,10 +3,11 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
-import { connect } from 'node:net'
 import { join, relative } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { within } from '../../scripts/lib/wait.js'
+
+export { connectionRefused, within } from '../../scripts/lib/wait.js'
 
 /** The repository root, where the CLI runs from. */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -80,21 +81,6 @@ function track(child: ChildProcess): Promise<Exit> {
       resolve({ code, signal })
     })
   })
-}
-
-/** Rejects with `message` after `ms`, unless `promise` settles first. */
-export async function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  const timer = new AbortController()
-  try {
-    return await Promise.race([
-      promise,
-      delay(ms, undefined, { signal: timer.signal }).then(() => {
-        throw new Error(`${message} (after ${ms} ms)`)
-      }),
-    ])
-  } finally {
-    timer.abort()
-  }
 }
 
 /**
@@ -227,27 +213,6 @@ export async function startServe(
     kill()
     throw error
   }
-}
-
-/** Whether a new TCP connection to 127.0.0.1:`port` is refused (true) or accepted (false, then closed or reset). */
-export function connectionRefused(port: number, timeoutMs = 2_000): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, timeout: timeoutMs })
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(false)
-    })
-    socket.once('timeout', () => {
-      socket.destroy()
-      reject(new Error(`connecting to port ${port} timed out`))
-    })
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ECONNREFUSED') resolve(true)
-      // Accepted into the backlog of a listener that closed before accepting it: not refused (yet).
-      else if (error.code === 'ECONNRESET') resolve(false)
-      else reject(error)
-    })
-  })
 }
 
 /** Lines of `text` that are JSON objects (pino log lines), parsed. */

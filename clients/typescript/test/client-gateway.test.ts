@@ -5,8 +5,8 @@
 // node:http relay on a fixed port that can be absent (nginx answers 502) or hold an answer (504).
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { type Nginx, startPlainNginx } from '../../../scripts/lib/nginx.js'
 import { describeEachDatabase, startServer, type TestServer } from '../../../scripts/lib/test-server.js'
-import { type Nginx, startPlainNginx } from '../../../test/support/nginx.js'
 import { AnimalStoreError, createClient, type RequestEvent, type ResponseEvent, type RetryEvent } from '../src/index.js'
 import { countNamed, freePort, relay } from './support/relay.js'
 

@@ -197,7 +197,8 @@ function registerRateLimitStore(registers: Registry[], budgets: MetricsSources['
 /**
  * Read replicas (DATABASE_REPLICA_URLS): each one's lag and whether it gets reads, reads by the server
  * that served them, and reads sent to the primary by why (no series without replicas). Under WORKERS
- * the primary shows the worst worker's view of each replica.
+ * the primary shows each replica's greatest lag, and serving 1 while any worker still reads from it:
+ * 0 means no read goes there.
  */
 function registerReplicas(registers: Registry[], read: () => ReadStats | undefined): void {
   new Gauge({
@@ -215,7 +216,7 @@ function registerReplicas(registers: Registry[], read: () => ReadStats | undefin
     name: 'animal_store_replica_serving',
     help: 'Whether each replica gets reads now: 1 yes; 0 when down, promoted, of another cluster or behind by more than REPLICA_MAX_LAG_MS.',
     labelNames: ['replica'],
-    aggregator: 'min',
+    aggregator: 'max',
     registers,
     collect() {
       this.reset()

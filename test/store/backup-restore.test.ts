@@ -35,6 +35,13 @@ async function statuses(server: ServeProcess, ids: string[]): Promise<number[]> 
   )
 }
 
+/** GET /v1/pets/{id}, with If-None-Match when `tag` is given. */
+function getPet(server: ServeProcess, id: string, tag?: string): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${KEY}` }
+  if (tag) headers['if-none-match'] = tag
+  return fetch(`${server.origin}/v1/pets/${id}`, { headers })
+}
+
 /** Creates `count` pets through the service; resolves to their ids. */
 async function createPets(server: ServeProcess, count: number, label: string): Promise<string[]> {
   const acknowledged: string[] = []
@@ -170,6 +177,10 @@ describe('animal-store restore --from FILE (SQLite)', () => {
       const backup = join(dir.path, 'backup.db')
       assert.equal((await runCli(['backup', '--to', backup], env)).code, 0)
       const later = await createPets(server, 5, 'later')
+      const first = await getPet(server, later[0] ?? '')
+      await first.arrayBuffer()
+      const laterTag = first.headers.get('etag') ?? ''
+      assert.match(laterTag, /^"/)
 
       const refused = await runCli(['restore', '--from', backup], env)
       assert.equal(refused.code, 1)
@@ -202,6 +213,12 @@ describe('animal-store restore --from FILE (SQLite)', () => {
       assert.deepEqual(await statuses(server, kept), Array(kept.length).fill(200))
       assert.deepEqual(await statuses(server, later), Array(later.length).fill(404))
       assert.equal(mode(path), '600')
+      // The id of the first pet the backup lacks is handed out again, to another pet: the tag a
+      // client kept for the first one must not answer 304 for it.
+      assert.ok((await createPets(server, 1, 'reborn')).includes(later[0] ?? ''))
+      const reborn = await getPet(server, later[0] ?? '', laterTag)
+      assert.equal(reborn.status, 200)
+      assert.match((await reborn.json()).name, /^reborn/)
     } finally {
       server.kill()
     }

@@ -1,6 +1,7 @@
 // What rows a backup may carry into the live database: each checked against the rules the service
 // writes by (the API's, from schemas.ts; a key's grants, from key-grants.ts), and what the service
 // derives from rows (statistics, sequences, per-key record counts) rebuilt from them, never trusted.
+import { randomBytes } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 import { isInt64 } from '../../int64.js'
 import { MAX_RATE_LIMIT_PER_MINUTE } from '../../key-grants.js'
@@ -96,7 +97,9 @@ export function checkBackupRows(db: BetterSqlite3.Database, path: string): void 
  *   the rows when the backup had any (an operator ran ANALYZE; the service never does);
  * - each AUTOINCREMENT table's sqlite_sequence entry is its largest id (none for an empty table);
  * - idempotency_key_counts (migration 0007), when the backup has it, is recounted from idempotency_keys;
- * - the header's user_version and application_id are 0, as the service leaves them.
+ * - the header's user_version and application_id are 0, as the service leaves them;
+ * - the `cursor` service secret is new: ids handed out after the backup are handed out again, to
+ *   other pets, and an entity tag or cursor issued before the restore must not match them.
  */
 export function rebuildDerivedRows(db: BetterSqlite3.Database): void {
   db.transaction(() => {
@@ -120,6 +123,9 @@ export function rebuildDerivedRows(db: BetterSqlite3.Database): void {
     if (has('idempotency_key_counts')) {
       db.exec(`delete from idempotency_key_counts;
         insert into idempotency_key_counts (api_key_id, records) select api_key_id, count(*) from idempotency_keys group by api_key_id`)
+    }
+    if (has('service_secrets')) {
+      db.prepare("update service_secrets set value = ? where name = 'cursor'").run(randomBytes(32).toString('base64url'))
     }
     db.pragma('user_version = 0')
     db.pragma('application_id = 0')

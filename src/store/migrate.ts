@@ -1,8 +1,9 @@
 // Schema migrations: Kysely's Migrator over the static list of migrations/index.ts, and the rule that lets a release
 // start on a database a newer release has migrated (docs/deploying.md, "Upgrades and rollbacks").
-// Kysely holds its migration lock (on PostgreSQL a transaction-scoped advisory lock, see
-// postgres-migration-lock.ts), so N instances starting at once migrate exactly once.
-import { type Kysely, Migrator, sql } from 'kysely'
+// Every run holds a lock for its whole length, so N instances starting at once migrate exactly once:
+// on PostgreSQL Kysely's, a transaction-scoped advisory lock (postgres-migration-lock.ts); on SQLite
+// the database's write lock (migrateSqlite below).
+import { type Kysely, Migrator, SqliteAdapter, sql } from 'kysely'
 import { MIGRATIONS } from './migrations/index.js'
 
 /** Kysely's table of applied migrations (name, ISO timestamp). */
@@ -24,6 +25,28 @@ export interface MigrationReport {
  * it, after its transaction rolled back.
  */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport> {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? migrateSqlite(db) : migrate(db)
+}
+
+// Kysely's SQLite adapter takes no lock and runs each statement of a migration on its own: four
+// processes starting on one new file at once failed with "table already exists" in 5 of 8 tries,
+// and a process killed mid-run would leave half a migration applied. One BEGIN IMMEDIATE around the
+// whole run, on the store's one Kysely connection, takes the write lock first: another process
+// waits for it (busy_timeout, sqlite-connection.ts) and then finds the migrations applied, and a
+// failure or a kill undoes every statement of the run.
+async function migrateSqlite(db: Kysely<any>): Promise<MigrationReport> {
+  await sql`begin immediate`.execute(db)
+  try {
+    const report = await migrate(db)
+    await sql`commit`.execute(db)
+    return report
+  } catch (error) {
+    await sql`rollback`.execute(db)
+    throw error
+  }
+}
+
+async function migrate(db: Kysely<any>): Promise<MigrationReport> {
   const newer = checkNewerSchema(await appliedMigrations(db), Object.keys(MIGRATIONS).sort())
   if (newer.length > 0) return { applied: [], newer }
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } })

@@ -295,6 +295,25 @@ describe('animal-store CLI', () => {
         db.remove()
       }
     })
+
+    it('four processes migrating one new SQLite file at once: one applies every migration, the others find them applied, five times', async () => {
+      for (let round = 0; round < 5; round++) {
+        const db = tempDatabase()
+        try {
+          const results = await Promise.all([1, 2, 3, 4].map(() => runCli(['migrate'], cliEnv({ DATABASE_URL: db.url }))))
+          assert.deepEqual(
+            results.map((result) => [result.code, result.stderr]),
+            results.map(() => [0, '']),
+          )
+          assert.deepEqual(results.map((result) => result.stdout).sort(), [
+            `Applied migrations: ${Object.keys(MIGRATIONS).sort().join(', ')}\n`,
+            ...Array(3).fill('Database schema is up to date.\n'),
+          ])
+        } finally {
+          db.remove()
+        }
+      }
+    })
   })
 
   describeEachDatabase('keys', (database) => {

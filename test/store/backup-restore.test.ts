@@ -2,11 +2,12 @@
 // consistent copies under concurrent writes, owner-only files, verification, refusals that change
 // nothing, and PostgreSQL pointed to pg_dump / pg_restore (docs/operating.md).
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { tempDir } from '../../scripts/lib/test-server.js'
+import pg from 'pg'
+import { freshDatabase, TEST_DATABASES, tempDir } from '../../scripts/lib/test-server.js'
 import { assertBuilt, cliEnv, killLeftovers, runCli, type ServeProcess, startServe } from '../support/cli-process.js'
 import { createContinuously } from '../support/create-loops.js'
 
@@ -289,6 +290,30 @@ describe('animal-store restore --from FILE (SQLite)', () => {
 })
 
 describe('backup and restore on PostgreSQL', () => {
+  it('the cursor key statement docs/operating.md gives after pg_restore makes a new 32-byte key', {
+    skip: !TEST_DATABASES.includes('postgres'),
+  }, async () => {
+    const statement = /```sql\n([^`]*update service_secrets[^`]*)```/.exec(readFileSync('docs/operating.md', 'utf8'))?.[1]
+    assert.ok(statement, 'docs/operating.md has the statement')
+    const fresh = await freshDatabase('postgres', '')
+    const client = new pg.Client(fresh.url)
+    try {
+      assert.equal((await runCli(['migrate'], cliEnv({ DATABASE_URL: fresh.url }))).code, 0)
+      await client.connect()
+      const cursorKey = async () =>
+        (await client.query<{ value: string }>("select value from service_secrets where name = 'cursor'")).rows[0]?.value ?? ''
+      const before = await cursorKey()
+      assert.equal((await client.query(statement)).rowCount, 1)
+      const after = await cursorKey()
+      assert.notEqual(after, before)
+      assert.match(after, /^[A-Za-z0-9_-]{43}$/)
+      assert.equal(Buffer.from(after, 'base64url').length, 32)
+    } finally {
+      await client.end()
+      await fresh.drop()
+    }
+  })
+
   const env = cliEnv({ DATABASE_URL: 'postgres://app:secret@127.0.0.1:1/animals' })
   before(assertBuilt)
 

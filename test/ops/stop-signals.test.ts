@@ -225,7 +225,7 @@ describe(`a second signal with WORKERS=2 (SHUTDOWN_DRAIN_MS=${LONG_DRAIN_MS}) [$
       assert.deepEqual(
         closing(server).map((line) => line.drainMs),
         [LONG_DRAIN_MS, LONG_DRAIN_MS],
-        'each worker drained, once',
+        `each worker drained, once: ${server.stdout()}`,
       )
       assert.deepEqual(errorLines(server), [])
       assert.doesNotMatch(server.stdout(), /exiting at once/)

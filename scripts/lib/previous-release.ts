@@ -15,7 +15,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = 'f969e6ba9fa092cb14bf89ca0e908eae2096fb07'
+export const PREVIOUS_RELEASE = 'f4c0cbc005f3c8430f78bd59a455e59dba8dd782'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

@@ -22,33 +22,6 @@ import { startPostgres } from './lib/postgres-server.js'
  */
 const COVERAGE_FLOOR = 90
 
-/**
- * How many test files run at once, each in its own process (TEST_CONCURRENCY sets another number).
- * With START_FIRST, 2 ran the suite in 9.9 minutes on the 2-core machine and 3 in 9.2, but under 3
- * a timing test (drains, stop signals) failed in 1 run of 2: 2 until they hold under that load.
- */
-const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2)
-
-/**
- * The files that take longest (the run's summary lists the slowest), started first so that none of
- * them starts late and runs on alone at the end; the rest follow by name.
- */
-const START_FIRST = [
-  'test/store/durability.test.ts',
-  'test/ops/cli.test.ts',
-  'test/store/database-faults.test.ts',
-  'clients/typescript/test/client-retry.test.ts',
-  'test/http/connection-cap-attacks.test.ts',
-  'test/ops/rolling-restart.test.ts',
-  'test/http/lifecycle.test.ts',
-]
-
-/** `files` with START_FIRST's ahead, in its order, then the others by name. */
-function inRunOrder(files: string[]): string[] {
-  const first = START_FIRST.filter((file) => files.includes(file))
-  return [...first, ...files.filter((file) => !first.includes(file)).sort()]
-}
-
 const databases = (process.env.TEST_DATABASES ?? 'sqlite,postgres').split(',')
 const files =
   process.argv.slice(2).length > 0 ? process.argv.slice(2) : globSync(['test/**/*.test.ts', 'clients/typescript/test/*.test.ts'])
@@ -79,7 +52,7 @@ try {
     `--test-reporter=${fileURLToPath(new URL('lib/test-reporter.ts', import.meta.url))}`,
     '--test-reporter-destination=stdout',
   ]
-  const args = ['--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, ...reporter, ...coverage, ...inRunOrder(files)]
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...reporter, ...coverage, ...files.sort()]
   const child = spawn(process.execPath, args, {
     stdio: 'inherit',
     env,

@@ -219,7 +219,7 @@ describe('animal-store restore --from FILE (SQLite)', () => {
       assert.ok((await createPets(server, 1, 'reborn')).includes(later[0] ?? ''))
       const reborn = await getPet(server, later[0] ?? '', laterTag)
       assert.equal(reborn.status, 200)
-      assert.match((await reborn.json()).name, /^reborn/)
+      assert.match(((await reborn.json()) as { name: string }).name, /^reborn/)
     } finally {
       server.kill()
     }

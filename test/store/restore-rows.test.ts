@@ -207,6 +207,17 @@ describe('animal-store restore trusts no row the service did not write (SQLite)'
     assert.deepEqual(rows(live, 'select api_key_id, records from idempotency_key_counts'), [{ api_key_id: 'key:1', records: 2n }])
   })
 
+  it('gives the database a new cursor key, and one when the backup lacks it', async () => {
+    const keyOf = (path: string) => rows(path, "select value from service_secrets where name = 'cursor'")
+    const renewed = await restoreCrafted('cursor-renewed', 'select 1')
+    const [backupKey] = keyOf(genuine)
+    const [restoredKey] = keyOf(renewed)
+    assert.ok(backupKey && restoredKey)
+    assert.notDeepEqual(restoredKey, backupKey)
+    const restored = await restoreCrafted('cursor-missing', "delete from service_secrets where name = 'cursor'")
+    assert.match(String((keyOf(restored)[0] as { value?: string } | undefined)?.value), /^[A-Za-z0-9_-]{43}$/)
+  })
+
   it("resets the header's user_version and application_id, which the service never sets", async () => {
     const live = await restoreCrafted('user-version', 'pragma user_version = 99; pragma application_id = 1234')
     assert.deepEqual(rows(live, 'select * from pragma_user_version, pragma_application_id'), [

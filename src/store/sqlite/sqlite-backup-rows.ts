@@ -125,7 +125,10 @@ export function rebuildDerivedRows(db: BetterSqlite3.Database): void {
         insert into idempotency_key_counts (api_key_id, records) select api_key_id, count(*) from idempotency_keys group by api_key_id`)
     }
     if (has('service_secrets')) {
-      db.prepare("update service_secrets set value = ? where name = 'cursor'").run(randomBytes(32).toString('base64url'))
+      // An upsert: a backup without the row must not restore into a database no start can load.
+      db.prepare(
+        "insert into service_secrets (name, value) values ('cursor', ?) on conflict (name) do update set value = excluded.value",
+      ).run(randomBytes(32).toString('base64url'))
     }
     db.pragma('user_version = 0')
     db.pragma('application_id = 0')

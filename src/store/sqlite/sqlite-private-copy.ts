@@ -63,7 +63,9 @@ async function copyBytes(source: FileHandle, size: number, copyPath: string): Pr
     for (let position = 0; position < size; ) {
       const { bytesRead } = await source.read(buffer, 0, Math.min(COPY_CHUNK_BYTES, size - position), position)
       if (bytesRead === 0) break // the file shrank: the copy is what there was, and is checked as such
-      await copy.write(buffer, 0, bytesRead)
+      // A write may take fewer bytes than asked: write the rest before reading on.
+      for (let written = 0; written < bytesRead; )
+        written += (await copy.write(buffer, written, bytesRead - written)).bytesWritten
       position += bytesRead
     }
   } catch (error) {

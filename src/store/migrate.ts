@@ -28,20 +28,34 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationReport>
   return db.getExecutor().adapter instanceof SqliteAdapter ? migrateSqlite(db) : migrate(db)
 }
 
+/**
+ * How long (ms) an SQLite migration run waits for another process's run to end: the longest
+ * migration took 86 s at 1,000,000 records (docs/deploying.md); the connection's own busy timeout
+ * (5 s, sqlite-connection.ts) would fail a start that merely came second.
+ */
+const SQLITE_MIGRATION_WAIT_MS = 600_000
+
 // Kysely's SQLite adapter takes no lock and runs each statement of a migration on its own: four
 // processes starting on one new file at once failed with "table already exists" in 5 of 8 tries,
 // and a process killed mid-run would leave half a migration applied. One BEGIN IMMEDIATE around the
 // whole run, on the store's one Kysely connection, takes the write lock first: another process
-// waits for it (busy_timeout, sqlite-connection.ts) and then finds the migrations applied, and a
-// failure or a kill undoes every statement of the run.
+// waits for it and then finds the migrations applied, and a failure or a kill undoes every
+// statement of the run.
 async function migrateSqlite(db: Kysely<any>): Promise<MigrationReport> {
-  await sql`begin immediate`.execute(db)
+  const { rows } = await sql<{ timeout: number | bigint }>`pragma busy_timeout`.execute(db)
+  await sql.raw(`pragma busy_timeout = ${SQLITE_MIGRATION_WAIT_MS}`).execute(db)
+  try {
+    await sql`begin immediate`.execute(db)
+  } finally {
+    await sql.raw(`pragma busy_timeout = ${Number(rows[0]?.timeout ?? 0)}`).execute(db)
+  }
   try {
     const report = await migrate(db)
     await sql`commit`.execute(db)
     return report
   } catch (error) {
-    await sql`rollback`.execute(db)
+    // SQLite may have rolled back already (a full disk, an I/O error): the cause is `error`, not that.
+    await sql`rollback`.execute(db).catch(() => {})
     throw error
   }
 }

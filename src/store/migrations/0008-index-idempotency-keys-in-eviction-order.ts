@@ -11,6 +11,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 
 const INDEX = 'idempotency_keys_eviction_order'
 
+/** Builds the index, replacing an invalid one a failed concurrent build left (PostgreSQL). */
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     const { rows } = await sql<{ valid: boolean }>`select indisvalid as valid from pg_index
@@ -25,6 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
 }
 
+/** Drops the index. */
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex(INDEX).execute()
 }

@@ -203,16 +203,17 @@ function metricsRegistry(
  */
 function closeOnSignal(config: Config, logger: Logger, app: FastifyInstance, close: () => Promise<void>): void {
   let stopSignal: StopSignal | undefined
-  let closing = false
-  // SIGTERM and SIGINT are left to onStopSignals, which tells a repeat of the stop from an order to end now.
+  let failed = false
+  // SIGTERM and SIGINT are left to onStopSignals, which tells a repeat of the stop from an order to end now;
+  // close-with-grace's own handles the other signals it knows (SIGHUP, SIGQUIT, …) and crashes.
   const closer = closeWithGrace(
     { delay: config.shutdownDrainMs + SHUTDOWN_GRACE_MS, logger, skip: ['SIGTERM', 'SIGINT'] },
-    async ({ err }) => {
-      closing = true
+    async ({ err, signal }) => {
+      failed = err !== undefined
       // Only SIGTERM (an orchestrator, a balancer's deploy) drains; Ctrl-C and a crash do not wait.
       const drainMs = stopSignal === 'SIGTERM' && !err ? config.shutdownDrainMs : 0
       if (err) logger.error({ err }, 'closing after an unexpected error')
-      else logger.info({ signal: stopSignal, drainMs }, 'closing: finishing in-flight requests')
+      else logger.info({ signal: stopSignal ?? signal, drainMs }, 'closing: finishing in-flight requests')
       await drain(app, drainMs, whenNoWorkerListens)
       await close()
     },
@@ -220,7 +221,7 @@ function closeOnSignal(config: Config, logger: Logger, app: FastifyInstance, clo
   onStopSignals(logger, {
     stop: (signal) => {
       // Already closing after an error: a signal then ends the process, as close-with-grace's own would.
-      if (closing) {
+      if (failed) {
         logger.warn({ signal }, `${signal} while closing after an error: exiting at once`)
         process.exit(1)
       }

@@ -38,22 +38,29 @@ const LISTENING_MESSAGE = 'animal-store:stop-listening'
 /**
  * Listens, for the rest of the process's life, for SIGTERM and SIGINT (and in a cluster worker for
  * the primary's StopMessage). The first calls `actions.stop`. Then a SIGTERM within
- * SIGTERM_REPEAT_WINDOW_MS of the first, and the primary passing on a stop, are the same stop (the
+ * SIGTERM_REPEAT_WINDOW_MS of the first, the primary passing on a stop, and in a worker whose stop
+ * the primary's message began the first signal of that kind within the window, are the same stop (the
  * first logged at info); any other signal (SIGINT again, SIGTERM later than that) and the primary's
  * `now` call `actions.now`, logged as a warning. Nothing else is done: the caller closes and exits.
  */
 export function onStopSignals(logger: Logger, actions: StopActions): void {
   let stoppedAt: number | undefined
   let endingNow = false
+  // A stop the primary's message began: the signal sent to the whole group may still be on its way
+  // here (the primary took its own first), and is then the same stop, SIGINT too.
+  let groupSignalAhead: StopSignal | undefined
   const receive = (signal: StopSignal, fromPrimary: boolean, now: boolean) => {
     if (stoppedAt === undefined) {
       stoppedAt = Date.now()
+      if (fromPrimary) groupSignalAhead = signal
       actions.stop(signal)
       if (!now) return
     }
     const afterMs = Date.now() - stoppedAt
     if (fromPrimary && !now) return // a stop the signal to the whole group began here already
-    if (!fromPrimary && signal === 'SIGTERM' && afterMs <= SIGTERM_REPEAT_WINDOW_MS) {
+    const sameStop = signal === 'SIGTERM' || signal === groupSignalAhead
+    groupSignalAhead = undefined
+    if (!fromPrimary && sameStop && afterMs <= SIGTERM_REPEAT_WINDOW_MS) {
       logger.info({ signal, afterMs }, `${signal} again ${afterMs} ms into the stop: the same stop`)
       return
     }

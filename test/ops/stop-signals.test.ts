@@ -53,11 +53,11 @@ async function requestsServed(server: ServeProcess): Promise<number> {
   return [...text.matchAll(/^http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
 }
 
-/** Resolves once `check()` holds, looked at every 20 ms; rejects after `ms`. */
-async function until(check: () => boolean | Promise<boolean>, ms: number, message: string): Promise<void> {
+/** Resolves once `check()` holds, looked at every 20 ms; rejects after `ms`, with `message()` when it is a function (read then). */
+async function until(check: () => boolean | Promise<boolean>, ms: number, message: string | (() => string)): Promise<void> {
   const deadline = Date.now() + ms
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${message} (after ${ms} ms)`)
+    if (Date.now() > deadline) throw new Error(`${typeof message === 'function' ? message() : message} (after ${ms} ms)`)
     await delay(20)
   }
 }
@@ -260,7 +260,11 @@ describe(`a second signal with WORKERS=2 (SHUTDOWN_DRAIN_MS=${LONG_DRAIN_MS}) [$
       const signalledAt = Date.now()
       send(server, 'group', 'SIGINT')
       // Both workers are closing, without a drain; the one with the held request waits for it.
-      await until(() => closing(server).length === 2, 5_000, 'both workers did not start closing')
+      await until(
+        () => closing(server).length === 2,
+        5_000,
+        () => `both workers did not start closing: ${server.stdout()}`,
+      )
       assert.deepEqual(
         closing(server).map((line) => [line.signal, line.drainMs]),
         [

@@ -31,6 +31,7 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     assert.match(stdout, /^ℹ slowest files \(of 1; seconds, the file's process from start to exit\):$/m)
     assert.ok(stdout.includes(`s  ${relative(REPO_ROOT, passing)}\n`), `the file is listed with its seconds:\n${stdout}`)
     assert.match(stdout, /^ℹ slowest tests \(of 1; seconds\):\nℹ +\d+\.\d s {2}passes \(.+passing\.test\.ts\)$/m)
+    assert.match(stdout, /^ℹ the whole suite: 1 passed, 0 failed, 0 skipped$/m)
     assert.match(stdout, /^ℹ wall time of the test run: \d+ min \d+ s$/m)
     // A passing test that loads src/int64.ts and calls none of it: its lines are not all covered.
     const uncovered = join(dir.path, 'uncovered.test.ts')

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { describeEachDatabase, freshDatabase, tempDir } from '../../scripts/lib/test-server.js'
+import { CLOSE_LINGER_MS } from '../../src/http/connection/shutdown.js'
 import { ApiError } from '../../src/http/errors.js'
 import { BODY_LIMIT_BYTES } from '../../src/schemas.js'
 import { cliEnv, killLeftovers, type ServeProcess, startServe } from '../support/cli-process.js'
@@ -69,6 +70,13 @@ describe('deploy/nginx.conf agrees with the service', () => {
       const maxFails = Number(/max_fails=(\d+)/.exec(options ?? '')?.[1] ?? 1)
       assert.ok(maxFails === 0 || maxFails >= 3, `${name}: max_fails=${maxFails} ejects it on a single error`)
     }
+  })
+
+  it('closes an idle connection to an instance before a stopping instance closes it: keepalive_timeout is below CLOSE_LINGER_MS', () => {
+    const timeouts = [...CONF.matchAll(/^\s*keepalive_timeout\s+(\d+)ms;/gm)].map((match) => Number(match[1]))
+    assert.equal(timeouts.length, 1, 'one keepalive_timeout, in ms, in the upstream block')
+    assert.ok((timeouts[0] as number) <= CLOSE_LINGER_MS / 2, `keepalive_timeout ${timeouts[0]} ms, linger ${CLOSE_LINGER_MS} ms`)
+    assert.ok(CONF.indexOf('keepalive_timeout') < CONF.indexOf('server {'), 'in the upstream block, not the server block')
   })
 })
 

@@ -22,8 +22,12 @@ declare module 'fastify' {
   }
 }
 
-/** Most time (ms) kept-alive clients get, once no connection is accepted, to take their `Connection: close`. */
-const CLOSE_LINGER_MS = 1000
+/**
+ * Most time (ms) kept-alive clients get, once no connection is accepted, to take their `Connection:
+ * close`; the connections still idle then are closed. A balancer that closes its idle connections
+ * sooner never sends on one as it closes (deploy/nginx.conf `keepalive_timeout`).
+ */
+export const CLOSE_LINGER_MS = 1000
 
 /** Decorates `app` with its ShutdownState; `app.close()` alone (no drain) moves it to closing too. */
 export function installShutdownState(app: FastifyInstance): ShutdownState {

@@ -1,7 +1,7 @@
 // WORKERS=N: N worker processes share one port (node:cluster). The primary migrates, creates the
 // first key, forks and supervises the workers, serves their metrics summed on the metrics listener
 // (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully (stop-signals.ts).
-import cluster, { type Worker } from 'node:cluster'
+import cluster, { type Address, type Worker } from 'node:cluster'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
@@ -12,7 +12,7 @@ import { coordinateListenerClose } from './cluster-listener-close.js'
 import { type ClusterMetrics, createClusterMetrics } from './cluster-metrics.js'
 import { startOnDatabase } from './database-wait.js'
 import { startMetricsListener } from './metrics-listener.js'
-import { onStopSignals, type StopSignal, watchWorkerStops } from './stop-signals.js'
+import { onStopSignals, type StopSignal, type WorkerStops, watchWorkerStops } from './stop-signals.js'
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
@@ -21,7 +21,7 @@ const RESTART_DELAY_MS = 1000
  * Starts `config.workers` workers (each runs `serve` as a worker) after `prepare` (migrations and the
  * first key) ran once, here, on a store opened for it, and (metrics on) the metrics listener, which
  * answers with every worker's metrics summed. Resolves with where the workers listen once every one
- * does, and the metrics listener; rejects (after stopping the others) if one exits first. `graceMs`
+ * does and has armed its graceful close, and the metrics listener; rejects (after stopping the others) if one exits first. `graceMs`
  * bounds the close on a signal, after which remaining workers are killed.
  */
 export async function startCluster(
@@ -40,10 +40,11 @@ export async function startCluster(
   const metrics = clusterMetrics
     ? await startMetricsListener(config, clusterMetrics.source, logger, 'metrics of the workers')
     : undefined
-  const supervisor = superviseWorkers(logger, graceMs, clusterMetrics, metrics)
+  const stops = watchWorkerStops()
+  const supervisor = superviseWorkers(logger, graceMs, stops, clusterMetrics, metrics)
   const workers = Array.from({ length: config.workers }, () => cluster.fork())
   try {
-    const listening = await Promise.all(workers.map((worker) => whenListening(worker, config.host)))
+    const listening = await Promise.all(workers.map((worker) => whenServing(worker, config.host, stops)))
     supervisor.started()
     return { ...(listening[0] ?? { address: config.host, port: config.port }), metrics }
   } catch (error) {
@@ -69,12 +70,12 @@ interface Supervisor {
 function superviseWorkers(
   logger: Logger,
   graceMs: number,
+  stops: WorkerStops,
   clusterMetrics: ClusterMetrics | undefined,
   metrics: MetricsServer | undefined,
 ): Supervisor {
   let stopping: Promise<void> | undefined
   let starting = true
-  const stops = watchWorkerStops()
   coordinateListenerClose()
   const workers = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined)
   cluster.on('exit', (worker, code, signal) => {
@@ -119,10 +120,18 @@ function superviseWorkers(
   }
 }
 
-/** Where `worker` listens, once it does (`host` when it reports no address); rejects if it exits first. */
-function whenListening(worker: Worker, host: string): Promise<{ address: string; port: number }> {
+/**
+ * Where `worker` listens (`host` when it reports no address), once it does and takes its stop as a
+ * message; rejects if it exits first. Its port opens a moment before its graceful close is armed, and
+ * a stop passed on in that moment would be a SIGTERM that ends it without a drain: the start is
+ * announced, and a stop can come, only after both.
+ */
+function whenServing(worker: Worker, host: string, stops: WorkerStops): Promise<{ address: string; port: number }> {
   return new Promise((resolve, reject) => {
-    worker.once('listening', (address) => resolve({ address: address.address ?? host, port: address.port }))
     worker.once('exit', (code) => reject(new Error(`a worker exited with code ${code} before it listened`)))
+    const listening = once(worker, 'listening') as Promise<[Address]>
+    Promise.all([listening, stops.taking(worker)]).then(([[address]]) => {
+      resolve({ address: address.address ?? host, port: address.port })
+    }, reject)
   })
 }

@@ -89,6 +89,11 @@ export interface WorkerStops {
    * is still starting) as SIGTERM, or SIGKILL when `now`, whose default actions end it.
    */
   pass(worker: Worker, signal: StopSignal, now: boolean): void
+  /**
+   * Resolves once `worker` takes its stop as a StopMessage (it armed its graceful close); never
+   * rejects: the caller also watches for the worker's exit.
+   */
+  taking(worker: Worker): Promise<void>
 }
 
 /** Starts following which workers take their stop as a message (call in the primary before forking). */
@@ -98,6 +103,17 @@ export function watchWorkerStops(): WorkerStops {
     if (message?.type === LISTENING_MESSAGE) listening.add(worker)
   })
   return {
+    taking(worker) {
+      if (listening.has(worker)) return Promise.resolve()
+      return new Promise((resolve) => {
+        const onMessage = (message: { type?: string } | null) => {
+          if (message?.type !== LISTENING_MESSAGE) return
+          worker.off('message', onMessage)
+          resolve()
+        }
+        worker.on('message', onMessage)
+      })
+    },
     pass(worker, signal, now) {
       if (worker.isDead()) return
       if (listening.has(worker) && worker.isConnected()) {

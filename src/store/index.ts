@@ -8,6 +8,7 @@ import type pg from 'pg'
 import * as apiKeys from './api-keys.js'
 import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pet-store.js'
+import { boundedKyselyPool, boundedQuery } from './postgres/bounded-statements.js'
 import { TransactionLockPostgresDialect } from './postgres/postgres-migration-lock.js'
 import { namedReads, postgresPetStore } from './postgres/postgres-pets.js'
 import {
@@ -192,8 +193,8 @@ async function connect(
   const onPoolError = events.poolError ?? (() => {})
   const onNotKept = events.namedStatementsNotKept ?? (() => {})
   const pool = await postgresPool(config, onPoolError)
-  const dialect = new TransactionLockPostgresDialect({ pool }, config.statementTimeoutMs)
   const timeoutMs = queryTimeoutMs(config.statementTimeoutMs)
+  const dialect = new TransactionLockPostgresDialect({ pool: boundedKyselyPool(pool, timeoutMs) }, config.statementTimeoutMs)
   if (!replicas || replicas.urls.length === 0) {
     return { dialect, pool, pets: postgresPetStore(pool, timeoutMs, onNotKept) }
   }
@@ -208,10 +209,11 @@ async function connect(
       checks: await checksOn(url),
     })),
   )
-  const healthOf = (target: pg.Pool) => async (text: string) => (await target.query(text)).rows
+  const healthOf = (target: pg.Pool) => async (text: string) =>
+    (await boundedQuery(target, { text }, REPLICA_CHECK_TIMEOUT_MS)).rows
   const routing = routeReads(
-    { read: namedReads(pool, onNotKept), query: healthOf(primaryChecks) },
-    replicaPools.map(({ reads, checks }) => ({ read: namedReads(reads, onNotKept), query: healthOf(checks) })),
+    { read: namedReads(pool, timeoutMs, onNotKept), query: healthOf(primaryChecks) },
+    replicaPools.map(({ reads, checks }) => ({ read: namedReads(reads, timeoutMs, onNotKept), query: healthOf(checks) })),
     replicas,
     events.replicaChanged,
   )
@@ -247,7 +249,8 @@ function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
 /**
  * A pg Pool on `config`'s server, its errors reported to `onPoolError`. A connection attempt takes at
  * most `connectTimeoutMs` (a replica's is short: a read it cannot serve goes to the primary), a
- * statement `statementTimeoutMs` on the server and `queryTimeoutMs` in all.
+ * statement `statementTimeoutMs` on the server, or `queryTimeout` if shorter. The client-side bound
+ * is not pg's `query_timeout` but the callers' (postgres/bounded-statements.ts), with `queryTimeout`.
  */
 async function postgresPool(
   config: Extract<DatabaseConfig, { dialect: 'postgres' }>,
@@ -261,11 +264,6 @@ async function postgresPool(
     connectionString: config.url,
     max: config.poolMax,
     statement_timeout: Math.min(config.statementTimeoutMs, queryTimeout),
-    // The service's own bound on a statement, which holds where the server's statement_timeout does
-    // not reach (behind PgBouncer the startup parameter is dropped) or the server never answers. A
-    // statement past it fails its request with 503 and its connection is discarded: a transaction on
-    // it is rolled back, and a statement still queued in a pooler is dropped with its client.
-    query_timeout: queryTimeout,
     connectionTimeoutMillis: Math.min(config.statementTimeoutMs, connectTimeoutMs),
   })
   // An idle client losing its server emits 'error' on the pool; unhandled, it would kill the process.

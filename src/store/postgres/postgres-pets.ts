@@ -11,6 +11,7 @@ import { PET_MEMBERS, type PetMember } from '../pet-columns.js'
 import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
 import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
+import { boundedQuery, checkOut, type Statement } from './bounded-statements.js'
 import { positionOf, type ReadRouting, type ServerRead } from './read-routing.js'
 import { withName } from './statement-names.js'
 
@@ -32,19 +33,20 @@ const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
  * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
  * again unnamed: a read is one statement outside a transaction, safe to repeat.
  */
-export function namedReads(pool: pg.Pool, onNotKept: () => void): ServerRead {
+export function namedReads(pool: pg.Pool, timeoutMs: number, onNotKept: () => void): ServerRead {
   let named = true
+  const rows = async (config: Statement) => (await boundedQuery<PetRow>(pool, { ...config, rowMode: 'array' }, timeoutMs)).rows
   return async (statement, values) => {
     if (named) {
       try {
-        return (await pool.query<PetRow>({ name: statement.name, text: statement.sql, values, rowMode: 'array' })).rows
+        return await rows({ name: statement.name, text: statement.sql, values })
       } catch (error) {
         if (!NAMED_STATEMENT_NOT_KEPT.has((error as { code?: string }).code ?? '')) throw error
         if (named) onNotKept()
         named = false
       }
     }
-    return (await pool.query<PetRow>({ text: statement.sql, values, rowMode: 'array' })).rows
+    return rows({ text: statement.sql, values })
   }
 }
 
@@ -69,22 +71,20 @@ type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, val
 
 /**
  * Runs `work` on one connection checked out of `pool`, every statement within `timeoutMs` (ms) of
- * the checkout in all (pg's client-side query_timeout, counted down). Resolves or rejects as `work`
- * does; on a rejection the connection is discarded, not returned to the pool, so the server rolls
- * back a transaction left open on it (and a pooler drops a statement still queued for it).
+ * the checkout in all (bounded-statements.ts, counted down). Resolves or rejects as `work` does; on
+ * a rejection the connection is discarded, not returned to the pool, so the server rolls back a
+ * transaction left open on it (and a pooler drops a statement still queued for it).
  */
 async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query: Query) => Promise<T>): Promise<T> {
-  const client = await pool.connect()
+  const connection = await checkOut(pool)
   const deadline = Date.now() + timeoutMs
-  // pg reads a per-statement query_timeout from the query's config; @types/pg does not declare it.
-  const query: Query = (text, values) =>
-    client.query({ text, values, query_timeout: Math.max(1, deadline - Date.now()) } as pg.QueryConfig)
+  const query: Query = (text, values) => connection.query({ text, values }, Math.max(1, deadline - Date.now()))
   try {
     const result = await work(query)
-    client.release()
+    connection.release()
     return result
   } catch (error) {
-    client.release(error instanceof Error ? error : new Error(String(error)))
+    connection.release(error instanceof Error ? error : new Error(String(error)))
     throw error
   }
 }
@@ -143,21 +143,20 @@ async function probeWrite(query: Query): Promise<void> {
 
 /**
  * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
- * it). A transaction (an Idempotency-Key create, the probe write) takes at most `transactionTimeoutMs`
- * (ms) in all. `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
+ * it). A statement, or a transaction (an Idempotency-Key create, the probe write) in all, takes at
+ * most `timeoutMs` (ms) from its connection's checkout (bounded-statements.ts). `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
  * named statements (reads are unnamed from then on). With `routed` (DATABASE_REPLICA_URLS), reads
  * go through it to the replicas (read-routing.ts); without, straight to `pool`.
  */
 export function postgresPetStore(
   pool: pg.Pool,
-  transactionTimeoutMs: number,
+  timeoutMs: number,
   onNamedStatementsNotKept: () => void = () => {},
   routed?: ReadRouting['read'],
 ): PetStore {
-  const read = routed ?? namedReads(pool, onNamedStatementsNotKept)
-  // A plain create is one autocommit statement on whichever pool connection is free. Its text goes as
-  // a string: pg copies a query given as an object, property by property, on every call.
-  const anyConnection: Query = (text, values) => pool.query(text, values)
+  const read = routed ?? namedReads(pool, timeoutMs, onNamedStatementsNotKept)
+  // A plain create is one autocommit statement on whichever pool connection is free.
+  const anyConnection: Query = (text, values) => boundedQuery(pool, { text, values }, timeoutMs)
   return {
     insertPet: (draft) => insert(anyConnection, draft),
     listPets: async (query) => {
@@ -187,11 +186,11 @@ export function postgresPetStore(
       const row = (await read(READS.find, READS.find.bind({ id: text(id) }), atLeast))[0]
       return row === undefined ? undefined : petJson(row)
     },
-    insertPetOnce: (draft, once) => onOneConnection(pool, transactionTimeoutMs, (query) => insertPetOnce(query, draft, once)),
+    insertPetOnce: (draft, once) => onOneConnection(pool, timeoutMs, (query) => insertPetOnce(query, draft, once)),
     // One bounded statement in its own transaction; `for update skip locked` leaves rows that
     // instances sweeping at the same time, or a create taking over an expired key, hold.
     deleteExpiredIdempotencyRecords: async (expiredBefore, limit) =>
-      (await pool.query(STATEMENTS.sweep.sql, STATEMENTS.sweep.bind({ expiredBefore, limit }))).rowCount ?? 0,
-    probeWrite: () => onOneConnection(pool, transactionTimeoutMs, probeWrite),
+      (await anyConnection(STATEMENTS.sweep.sql, STATEMENTS.sweep.bind({ expiredBefore, limit }))).rowCount ?? 0,
+    probeWrite: () => onOneConnection(pool, timeoutMs, probeWrite),
   }
 }

@@ -147,7 +147,7 @@ function openServiceStore(config: Config, logger: Logger): Promise<Store> {
       poolError: (error) => logger.warn({ err: error }, 'database connection lost'),
       namedStatementsNotKept: () =>
         logger.warn(
-          'the pooler in front of PostgreSQL does not keep named statements; reads are parsed and planned at every execution from now on (docs/deploying.md)',
+          'the pooler in front of PostgreSQL does not keep named statements; reads and creates are parsed and planned at every execution from now on (docs/deploying.md)',
         ),
       replicaChanged: ({ replica, serving, reason }) => {
         if (serving) logger.info({ replica }, 'replica serves reads')

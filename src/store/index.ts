@@ -10,7 +10,7 @@ import { type MigrationReport, migrateToLatest } from './migrate.js'
 import type { PetStore } from './pet-store.js'
 import { boundedKyselyPool, boundedQuery } from './postgres/bounded-statements.js'
 import { TransactionLockPostgresDialect } from './postgres/postgres-migration-lock.js'
-import { namedReads, postgresPetStore } from './postgres/postgres-pets.js'
+import { namedReads, namedStatements, postgresPetStore } from './postgres/postgres-pets.js'
 import {
   REPLICA_CHECK_TIMEOUT_MS,
   type ReadRouting,
@@ -195,8 +195,9 @@ async function connect(
   const pool = await postgresPool(config, onPoolError)
   const timeoutMs = queryTimeoutMs(config.statementTimeoutMs)
   const dialect = new TransactionLockPostgresDialect({ pool: boundedKyselyPool(pool, timeoutMs) }, config.statementTimeoutMs)
+  const named = namedStatements(pool, timeoutMs, onNotKept)
   if (!replicas || replicas.urls.length === 0) {
-    return { dialect, pool, pets: postgresPetStore(pool, timeoutMs, onNotKept) }
+    return { dialect, pool, pets: postgresPetStore(pool, timeoutMs, named) }
   }
   // Each server gets one connection of its own for its health checks, so that a busy pool never
   // makes a healthy replica look down or behind; each replica, a pool for reads.
@@ -212,12 +213,15 @@ async function connect(
   const healthOf = (target: pg.Pool) => async (text: string) =>
     (await boundedQuery(target, { text }, REPLICA_CHECK_TIMEOUT_MS)).rows
   const routing = routeReads(
-    { read: namedReads(pool, timeoutMs, onNotKept), query: healthOf(primaryChecks) },
-    replicaPools.map(({ reads, checks }) => ({ read: namedReads(reads, timeoutMs, onNotKept), query: healthOf(checks) })),
+    { read: namedReads(named), query: healthOf(primaryChecks) },
+    replicaPools.map(({ reads, checks }) => ({
+      read: namedReads(namedStatements(reads, timeoutMs, onNotKept)),
+      query: healthOf(checks),
+    })),
     replicas,
     events.replicaChanged,
   )
-  const pets = withWritePositions(postgresPetStore(pool, timeoutMs, onNotKept, routing.read), routing)
+  const pets = withWritePositions(postgresPetStore(pool, timeoutMs, named, routing.read), routing)
   const closePets = async () => {
     routing.close()
     await Promise.all([primaryChecks.end(), ...replicaPools.flatMap(({ reads, checks }) => [reads.end(), checks.end()])])

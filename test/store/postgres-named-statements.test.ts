@@ -1,7 +1,8 @@
-// PostgreSQL reads (a page, a pet) are named statements, parsed and planned once per server
-// connection; when a server connection turns out not to have the statement the driver thinks it
-// prepared (26000), or to have its name already (42P05), as behind PgBouncer's transaction pooling,
-// the read is answered all the same, sent again unnamed, and reads stay unnamed (postgres-pets.ts).
+// PostgreSQL reads (a page, a pet) and plain creates are named statements, parsed and planned once
+// per server connection; when a server connection turns out not to have the statement the driver
+// thinks it prepared (26000), or to have its name already (42P05), as behind PgBouncer's transaction
+// pooling, the statement is answered all the same (a create stored once), sent again unnamed, and
+// statements stay unnamed (postgres-pets.ts).
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
@@ -50,16 +51,16 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
     for (const drop of drops) await drop()
   })
 
-  it('are prepared once per connection on the server, one per statement used', async () => {
+  it('are prepared once per connection on the server, one per statement used (the create, a pet, a page)', async () => {
     const { store, ids, notKept } = await storeWithPets(await database(), 1, 3)
     try {
-      assert.deepEqual(await preparedNames(store), [])
+      assert.equal((await preparedNames(store)).length, 1, 'the create, prepared once for its three pets')
       for (let i = 0; i < 3; i++) {
         assert.match((await store.pets.findPet(BigInt(ids[0] ?? ''))) ?? '', petBody(ids[0], 'pet 0'))
         assert.equal((await store.pets.listPets({ limit: 2 })).lastId, ids[1])
       }
       const names = await preparedNames(store)
-      assert.equal(names.length, 2, names.join(', '))
+      assert.equal(names.length, 3, names.join(', '))
       for (const name of names) assert.match(name, /^animal_store_[0-9a-f]{32}$/)
       assert.equal(notKept(), 0)
     } finally {
@@ -77,6 +78,24 @@ describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') 
       assert.equal((await store.pets.listPets({ limit: 1 })).more, true)
       assert.deepEqual(await preparedNames(store), [], 'no read is named any more')
       assert.equal(notKept(), 1, 'reported once')
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('stores a create whose statement the server connection lost (26000) once, then creates unnamed', async () => {
+    const { store, notKept } = await storeWithPets(await database(), 1, 1)
+    try {
+      await sql`deallocate all`.execute(store.db) // as a pooler's other server connection would be
+      const created = await store.pets.insertPet({ name: 'after deallocate', categoryId: 7n, status: 'available' })
+      assert.match(created.body, petBody(created.id, 'after deallocate'))
+      assert.equal(notKept(), 1)
+      const { rows } = await sql<{ count: string }>`select count(*) as count from pets where name = 'after deallocate'`.execute(
+        store.db,
+      )
+      assert.equal(rows[0]?.count, '1', 'stored once, not once per attempt')
+      await store.pets.insertPet({ name: 'unnamed', categoryId: 7n, status: 'available' })
+      assert.deepEqual(await preparedNames(store), [], 'no statement is named any more')
     } finally {
       await store.close()
     }

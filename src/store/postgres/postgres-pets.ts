@@ -1,9 +1,9 @@
 // Pets on PostgreSQL: the compiled statements of pet-sql.ts through the pg pool. The database returns
 // plain rows (int8 columns as decimal text; reads in array row mode) and this instance writes their JSON
 // (pet-json.ts): rendering is work the instances, which scale out, do instead of the one database.
-// Writes are unnamed statements (text and values). Reads (a page, a pet) are named, so each
-// connection parses and plans them once, until a pooler in front shows it does not keep named
-// statements; then they are unnamed too (namedReads).
+// Reads (a page, a pet) and plain creates are named, so each connection parses and plans them once,
+// until a pooler in front shows it does not keep named statements; then they are unnamed too
+// (namedStatements). A transaction's statements are unnamed (text and values).
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { claimedOutcome, type IdempotencyRecord, overRecordLimit } from '../idempotency-claim.js'
@@ -31,32 +31,51 @@ const NAMED_STATEMENT_NOT_KEPT = new Set(['26000', '42P05'])
 const asSent = (value: string) => value
 const AS_SENT = { getTypeParser: () => asSent } as unknown as pg.CustomTypesConfig
 
+/** A statement with its prepared statement's name (statement-names.ts). */
+interface NamedStatement {
+  readonly name: string
+  readonly sql: string
+}
+
+/** Runs a named statement with `values` (and, for reads, pg's row options), resolving to pg's result. */
+export type NamedRunner = <R extends pg.QueryResultRow>(
+  statement: NamedStatement,
+  values: unknown[],
+  options?: Pick<Statement, 'rowMode' | 'types'>,
+) => Promise<pg.QueryResult<R>>
+
 /**
- * Runs read statements as named statements: an unnamed one is parsed and planned at every
- * execution (on this machine 268 µs against 142 µs a round trip for getPet, docs/benchmarks.md).
- * A name is the hash of its SQL text, so a server connection that has it has this very statement,
- * whichever instance or release prepared it. The first answer showing that a pooler does not keep
- * them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`, and sends that read
- * again unnamed: a read is one statement outside a transaction, safe to repeat.
+ * Runs statements outside a transaction on `pool` as named statements: an unnamed one is parsed
+ * and planned at every execution (on this machine 268 µs against 142 µs a round trip for getPet,
+ * docs/benchmarks.md). A name is the hash of its SQL text, so a server connection that has it has
+ * this very statement, whichever instance or release prepared it. The first answer showing that a
+ * pooler does not keep them (NAMED_STATEMENT_NOT_KEPT) turns names off for good, calls `onNotKept`,
+ * and sends that statement again unnamed: both errors come before it executes (at Parse or Bind),
+ * so even a create is safe to send again. A transaction's statements stay unnamed: a failed one
+ * would abort it.
  */
-export function namedReads(pool: pg.Pool, timeoutMs: number, onNotKept: () => void): ServerRead {
+export function namedStatements(pool: pg.Pool, timeoutMs: number, onNotKept: () => void): NamedRunner {
   let named = true
-  const rows = async (config: Statement) =>
-    (await boundedQuery<PetRow>(pool, { ...config, rowMode: 'array', types: AS_SENT }, timeoutMs)).rows
-  return async (statement, values) => {
+  return async (statement, values, options) => {
     if (named) {
       try {
-        return await rows({ name: statement.name, text: statement.sql, values })
+        return await boundedQuery(pool, { name: statement.name, text: statement.sql, values, ...options }, timeoutMs)
       } catch (error) {
         if (!NAMED_STATEMENT_NOT_KEPT.has((error as { code?: string }).code ?? '')) throw error
         if (named) onNotKept()
         named = false
       }
     }
-    return rows({ text: statement.sql, values })
+    return boundedQuery(pool, { text: statement.sql, values, ...options }, timeoutMs)
   }
 }
 
+/** The reads of `run`: rows in array mode, each column as sent. */
+export function namedReads(run: NamedRunner): ServerRead {
+  return async (statement, values) => (await run<PetRow>(statement, values, { rowMode: 'array', types: AS_SENT })).rows
+}
+
+const INSERT = withName(STATEMENTS.insert)
 const READS = {
   list: new Map([...STATEMENTS.list].map(([variant, statement]) => [variant, withName(statement)])),
   find: withName(STATEMENTS.find),
@@ -124,17 +143,18 @@ async function insertPetOnce(query: Query, draft: PetDraft, once: IdempotentCrea
   const evicted =
     overRecordLimit(held.rows[0]?.records, once.maxRecords) &&
     ((await query(STATEMENTS.evictOldest.sql, STATEMENTS.evictOldest.bind(once))).rowCount ?? 0) > 0
-  const pet = await insert(query, draft)
+  const pet = await insert((values) => query(STATEMENTS.insert.sql, values), draft)
   await query(STATEMENTS.keep.sql, STATEMENTS.keep.bind({ petId: pet.id, scope: once.scope, key: once.key }))
   await query('commit')
   return { outcome: 'created', pet, evicted }
 }
 
-async function insert(query: Query, draft: PetDraft): Promise<CreatedPet> {
-  const { rows } = await query<Record<PetMember, string | null>>(
-    STATEMENTS.insert.sql,
-    STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }),
-  )
+/** A pet's row, by member, as the insert returns it. */
+type InsertedRow = Record<PetMember, string | null>
+
+/** Inserts `draft` with `run` (the insert statement, given its values), resolving to the new pet. */
+async function insert(run: (values: unknown[]) => Promise<pg.QueryResult<InsertedRow>>, draft: PetDraft): Promise<CreatedPet> {
+  const { rows } = await run(STATEMENTS.insert.bind({ ...draft, categoryId: text(draft.categoryId) }))
   const row = rows[0]
   if (!row) throw new Error('insert into pets returned no row')
   return { id: row.id as string, body: petJson(PET_MEMBERS.map((member) => row[member])) }
@@ -151,21 +171,16 @@ async function probeWrite(query: Query): Promise<void> {
 /**
  * A PetStore over a pg pool. Rejects with the driver's error as raised (store/index.ts classifies
  * it). A statement, or a transaction (an Idempotency-Key create, the probe write) in all, takes at
- * most `timeoutMs` (ms) from its connection's checkout (bounded-statements.ts). `onNamedStatementsNotKept` is called once if a pooler in front turns out not to keep
- * named statements (reads are unnamed from then on). With `routed` (DATABASE_REPLICA_URLS), reads
- * go through it to the replicas (read-routing.ts); without, straight to `pool`.
+ * most `timeoutMs` (ms) from its connection's checkout (bounded-statements.ts). Reads and plain
+ * creates go through `named` (namedStatements, on `pool`); with `routed` (DATABASE_REPLICA_URLS),
+ * reads go through it to the replicas (read-routing.ts) instead.
  */
-export function postgresPetStore(
-  pool: pg.Pool,
-  timeoutMs: number,
-  onNamedStatementsNotKept: () => void = () => {},
-  routed?: ReadRouting['read'],
-): PetStore {
-  const read = routed ?? namedReads(pool, timeoutMs, onNamedStatementsNotKept)
-  // A plain create is one autocommit statement on whichever pool connection is free.
+export function postgresPetStore(pool: pg.Pool, timeoutMs: number, named: NamedRunner, routed?: ReadRouting['read']): PetStore {
+  const read = routed ?? namedReads(named)
   const anyConnection: Query = (text, values) => boundedQuery(pool, { text, values }, timeoutMs)
   return {
-    insertPet: (draft) => insert(anyConnection, draft),
+    // A plain create is one autocommit statement on whichever pool connection is free.
+    insertPet: (draft) => insert((values) => named(INSERT, values), draft),
     listPets: async (query) => {
       const statement = READS.list.get(listVariant(query))
       if (!statement) throw new Error('listPets: no statement')

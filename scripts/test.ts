@@ -43,6 +43,12 @@ const WAITING_FILES = [
 const databases = (process.env.TEST_DATABASES ?? 'sqlite,postgres').split(',')
 const files =
   process.argv.slice(2).length > 0 ? process.argv.slice(2) : globSync(['test/**/*.test.ts', 'clients/typescript/test/*.test.ts'])
+// A renamed or removed waiting file would otherwise drop out of the side run unnoticed.
+const notFound = WAITING_FILES.filter((file) => !files.includes(file))
+if (process.argv.length <= 2 && notFound.length > 0) {
+  process.stderr.write(`scripts/test.ts: WAITING_FILES names files the suite does not have: ${notFound.join(', ')}\n`)
+  process.exit(1)
+}
 const floor = process.env.TEST_COVERAGE_LINES ?? (process.argv.length > 2 ? undefined : String(COVERAGE_FLOOR))
 const coverage =
   floor === undefined

@@ -1,24 +1,25 @@
 // The service's client-side bound on a PostgreSQL statement (src/store/postgres/bounded-statements.ts,
 // docs/deploying.md "Statement timeout"): when the server's answers stop arriving (a network that
 // drops them, a server that hangs), every kind of statement — a read, a create, an Idempotency-Key
-// create's transaction, a Kysely query — fails as unavailable once DATABASE_STATEMENT_TIMEOUT_MS + 3 s
+// create's transaction, a Kysely query or transaction — fails as unavailable once DATABASE_STATEMENT_TIMEOUT_MS + 3 s
 // have passed, its connection is closed (an open transaction rolls back), and the store serves again
 // on new connections as soon as answers flow. A relay between the store and the real PostgreSQL server holds back its answers.
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { createServer, type Server, Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { createDatabase } from '../../scripts/lib/postgres-server.js'
 import { TEST_DATABASES, testPostgresServerUrl } from '../../scripts/lib/test-server.js'
 import { within } from '../../scripts/lib/wait.js'
 import { openStore, type Store } from '../../src/store/index.js'
 import { STATEMENT_TIMEOUT_MESSAGE } from '../../src/store/postgres/bounded-statements.js'
-import { StoreUnavailableError } from '../../src/store/unavailable.js'
+import { isTransientDriverError, StoreUnavailableError } from '../../src/store/unavailable.js'
 
 const STATEMENT_TIMEOUT_MS = 300
 /** The bound under test: DATABASE_STATEMENT_TIMEOUT_MS + 3 s (src/store/index.ts). */
 const BOUND_MS = STATEMENT_TIMEOUT_MS + 3000
-const POOL_MAX = 4
+const POOL_MAX = 5
 
 /** A TCP relay to PostgreSQL whose answers to the client can be held back; counts connections the client closed. */
 interface Relay {
@@ -143,6 +144,9 @@ describe('the client-side bound on a PostgreSQL statement', { skip: !TEST_DATABA
       ),
       kysely: outcome(store.apiKeys.listApiKeys()),
     }
+    // A Kysely transaction (copy, migrations) whose statement is cut, and whose rollback then meets
+    // the discarded connection, fails as that statement did: a transient error.
+    const transaction = outcome(store.db.transaction().execute((trx) => sql`select 1`.execute(trx)))
     for (const [name, pending] of Object.entries(held)) {
       const { error, ms } = await pending
       t.diagnostic(`${name}: ${error instanceof Error ? error.message : 'resolved'} after ${ms} ms`)
@@ -151,7 +155,16 @@ describe('the client-side bound on a PostgreSQL statement', { skip: !TEST_DATABA
       assert.ok(ms >= BOUND_MS - 50, `${name} waited the bound, not ${ms} ms`)
       assert.ok(ms < BOUND_MS + 2000, `${name} failed within 2 s of the bound, not ${ms} ms`)
     }
-    await within(relay.closedByClientWhileHeld(Object.keys(held).length), 2000, 'each held statement closed its connection')
+    const { error: transactionError, ms: transactionMs } = await transaction
+    t.diagnostic(
+      `Kysely transaction: ${transactionError instanceof Error ? transactionError.message : 'resolved'} after ${transactionMs} ms`,
+    )
+    assert.ok(
+      transactionError instanceof Error && transactionError.message === STATEMENT_TIMEOUT_MESSAGE,
+      String(transactionError),
+    )
+    assert.ok(isTransientDriverError(transactionError), 'a transient error (503), not a bug (500)')
+    await within(relay.closedByClientWhileHeld(Object.keys(held).length + 1), 2000, 'each held statement closed its connection')
 
     relay.release()
     assert.equal(await store.pets.findPet(BigInt(first.id)), first.body, 'serves again')

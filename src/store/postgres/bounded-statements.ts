@@ -23,7 +23,7 @@ export interface BoundedConnection {
    * (ms), when the connection is discarded.
    */
   query<R extends pg.QueryResultRow>(config: Statement, timeoutMs: number): Promise<pg.QueryResult<R>>
-  /** Returns the connection to the pool, or with `error` discards it; a no-op once released or discarded. */
+  /** Returns the connection to the pool, or with `error` discards it; a no-op once released or discarded (later statements then reject). */
   release(error?: Error): void
 }
 
@@ -31,14 +31,22 @@ export interface BoundedConnection {
 export async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
   const client = await pool.connect()
   let released = false
+  let discardedBy: Error | undefined
   const release = (error?: Error) => {
     if (released) return
     released = true
+    discardedBy = error
     client.release(error)
   }
   return {
     query: (config, timeoutMs) =>
       new Promise((resolve, reject) => {
+        // After a discard, a later statement (Kysely's rollback of its transaction) fails as the one
+        // that was cut did, never on a client the pool may have handed to someone else.
+        if (released) {
+          reject(discardedBy ?? new Error('a statement on a connection already returned to the pool'))
+          return
+        }
         let late = false
         const timer = setTimeout(() => {
           late = true
@@ -46,12 +54,17 @@ export async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
           release(error)
           reject(error)
         }, timeoutMs)
-        client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
+        try {
+          client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
+            clearTimeout(timer)
+            if (late) return // already rejected; this is the connection's end reaching the statement
+            if (error) reject(error)
+            else resolve(result as pg.QueryResult<never>)
+          })
+        } catch (error) {
           clearTimeout(timer)
-          if (late) return // already rejected; this is the connection's end reaching the statement
-          if (error) reject(error)
-          else resolve(result as pg.QueryResult<never>)
-        })
+          reject(error)
+        }
       }),
     release,
   }

@@ -1,7 +1,7 @@
 // The service's own client-side bound on a PostgreSQL statement, in place of pg's `query_timeout`.
 // pg implements that option by wrapping each statement's callback in closures that hold the
 // statement, whose result holds its rows; measured under load, every page's rows then outlived V8's
-// young-generation collections and were promoted, and garbage collection took 12–15 % of the
+// young-generation collections and were promoted, and garbage collection took 12–23 % of the
 // service's CPU on a 100-pet page against 2 % without the option (docs/benchmarks.md). Here a
 // statement runs in pg's callback form on a connection checked out of the pool, beside a timer that
 // holds only that connection: past the bound the connection is discarded (pg-pool ends it, so the

@@ -15,7 +15,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = 'ec56e91743d7fc313507f4c21886ffb054764611'
+export const PREVIOUS_RELEASE = '71b354ac9052b60485e7a7f6f82399f43faafd54'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

@@ -8,7 +8,7 @@ import { capConnections } from './http/connection/connection-cap.js'
 import { installProtocolHandling, PROTOCOL_SERVER_OPTIONS } from './http/connection/protocol.js'
 import { installShutdownState } from './http/connection/shutdown.js'
 import { SERVER_TIMEOUTS } from './http/connection/timeouts.js'
-import { type ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
+import { ApiError, ErrorBody, ErrorDetail, handleClientError, handleError } from './http/errors.js'
 import { createRequestMetrics, observeConnections } from './http/observability/metrics.js'
 import { createRequestRecorder } from './http/observability/request-record.js'
 import { createUnavailableLog } from './http/observability/unavailable-log.js'
@@ -143,7 +143,7 @@ function createFastify(config: AppDependencies['config'], keys: KeyVerifier, log
       Promise.resolve()
         .then(() => authenticate(request.headers.authorization, keys))
         .then(
-          () => handleError(error, request, reply),
+          (identity) => handleError(identity instanceof ApiError ? identity : error, request, reply),
           (authError: ApiError) => handleError(authError, request, reply),
         )
     },

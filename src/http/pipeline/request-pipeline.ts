@@ -153,15 +153,11 @@ function admissionStep({ keys, limit, rateLimitPerMinute, limitAuthFailures, not
     if (config.headers) reply.headers(config.headers)
     const hostError = missingHost(request)
     if (hostError || config.public) return done(hostError)
-    let identity: KeyIdentity | Promise<KeyIdentity>
-    try {
-      identity = authenticate(request.headers.authorization, keys)
-    } catch (error) {
-      return finish(refuse(request, reply, error))
-    }
+    const identity = authenticate(request.headers.authorization, keys)
+    if (identity instanceof ApiError) return finish(refuse(request, reply, identity))
     if (identity instanceof Promise) {
       identity.then(
-        (known) => finish(admit(request, reply, config.scope, known)),
+        (known) => finish(known instanceof ApiError ? refuse(request, reply, known) : admit(request, reply, config.scope, known)),
         (error: unknown) => finish(refuse(request, reply, error)),
       )
     } else {

@@ -7,6 +7,7 @@ import { join, relative } from 'node:path'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { tempDir } from '../scripts/lib/test-server.js'
+import { closingLines } from '../scripts/lib/test-timings.js'
 import { REPO_ROOT } from './support/cli-process.js'
 
 const run = promisify(execFile)
@@ -49,4 +50,10 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
   } finally {
     dir.remove()
   }
+})
+
+it('rounds the wall time to whole seconds before it splits it into minutes (179.5 s is 3 min 0 s)', () => {
+  const run = { files: [], tests: [], pass: 0, fail: 0, skipped: 0 }
+  assert.match(closingLines([run], 179_500), /^ℹ wall time of the test run: 3 min 0 s$/m)
+  assert.match(closingLines([run], 179_499), /^ℹ wall time of the test run: 2 min 59 s$/m)
 })

@@ -41,11 +41,11 @@ export function closingLines(runs: RunTimings[], wallMs: number): string {
       .map(({ name, ms }) => `ℹ ${(ms / 1000).toFixed(1).padStart(6)} s  ${name}\n`)
       .join('')
   const sum = (count: (run: RunTimings) => number) => runs.reduce((total, run) => total + count(run), 0)
-  const wall = wallMs / 1000
+  const wall = Math.round(wallMs / 1000)
   return (
     `ℹ slowest files (of ${files.length}; seconds, the file's process from start to exit):\n${slowest(files)}` +
     `ℹ slowest tests (of ${tests.length}; seconds):\n${slowest(tests)}` +
     `ℹ the whole suite: ${sum((run) => run.pass)} passed, ${sum((run) => run.fail)} failed, ${sum((run) => run.skipped)} skipped\n` +
-    `ℹ wall time of the test run: ${Math.floor(wall / 60)} min ${(wall % 60).toFixed(0)} s\n`
+    `ℹ wall time of the test run: ${Math.floor(wall / 60)} min ${wall % 60} s\n`
   )
 }

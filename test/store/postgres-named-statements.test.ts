@@ -33,7 +33,7 @@ async function storeWithPets(url: string, poolMax: number, pets: number) {
 /** The Pet body of the pet with this id and name (whatever members follow): the right pet, not another statement's answer. */
 const petBody = (id: string | undefined, name: string) => new RegExp(`^\\{"id":${id},"name":"${name}",[^{}]*\\}$`)
 
-describe('PostgreSQL named reads', { skip: !TEST_DATABASES.includes('postgres') }, () => {
+describe('PostgreSQL named statements (reads, create)', { skip: !TEST_DATABASES.includes('postgres') }, () => {
   // The server itself, not the suite's pooler when it runs through one.
   const serverUrl = TEST_DATABASES.includes('postgres') ? testPostgresServerUrl() : ''
   const drops: (() => Promise<void>)[] = []

@@ -28,7 +28,7 @@ export interface BoundedConnection {
 }
 
 /** Checks a connection out of `pool` (pg-pool's own wait and its connectionTimeoutMillis apply). */
-export async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
+async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
   const client = await pool.connect()
   let released = false
   let discardedBy: Error | undefined
@@ -71,24 +71,33 @@ export async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
 }
 
 /**
- * Runs one statement on a connection of `pool`, bounded by `timeoutMs` (ms) from its checkout:
- * what `pool.query` does, with the service's bound. A statement that fails discards its connection,
- * as `pool.query` does.
+ * Runs `work` on a connection checked out of `pool`, returning it to the pool once `work` resolves;
+ * when `work` rejects, the connection is discarded (so the server rolls back what was open on it)
+ * and the rejection passed on.
  */
-export async function boundedQuery<R extends pg.QueryResultRow>(
-  pool: pg.Pool,
-  config: Statement,
-  timeoutMs: number,
-): Promise<pg.QueryResult<R>> {
+export async function onConnection<T>(pool: pg.Pool, work: (connection: BoundedConnection) => Promise<T>): Promise<T> {
   const connection = await checkOut(pool)
   try {
-    const result = await connection.query<R>(config, timeoutMs)
+    const result = await work(connection)
     connection.release()
     return result
   } catch (error) {
     connection.release(error instanceof Error ? error : new Error(String(error)))
     throw error
   }
+}
+
+/**
+ * Runs one statement on a connection of `pool`, bounded by `timeoutMs` (ms) from its checkout:
+ * what `pool.query` does, with the service's bound. A statement that fails discards its connection,
+ * as `pool.query` does.
+ */
+export function boundedQuery<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  config: Statement,
+  timeoutMs: number,
+): Promise<pg.QueryResult<R>> {
+  return onConnection(pool, (connection) => connection.query<R>(config, timeoutMs))
 }
 
 /** `pool` as Kysely's PostgresDialect takes it, each of its statements bounded by `timeoutMs` (ms). */

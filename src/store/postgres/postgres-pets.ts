@@ -11,7 +11,7 @@ import { PET_MEMBERS, type PetMember } from '../pet-columns.js'
 import { PET_ROW_ID, type PetRow, petJson, petsJson } from '../pet-json.js'
 import { compilePetStatements, listVariant } from '../pet-sql.js'
 import type { CreatedPet, IdempotentCreate, IdempotentOutcome, PetDraft, PetStore } from '../pet-store.js'
-import { boundedQuery, checkOut, type Statement } from './bounded-statements.js'
+import { boundedQuery, onConnection, type Statement } from './bounded-statements.js'
 import { positionOf, type ReadRouting, type ServerRead } from './read-routing.js'
 import { withName } from './statement-names.js'
 
@@ -101,18 +101,11 @@ type Query = <R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, val
  * a rejection the connection is discarded, not returned to the pool, so the server rolls back a
  * transaction left open on it (and a pooler drops a statement still queued for it).
  */
-async function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query: Query) => Promise<T>): Promise<T> {
-  const connection = await checkOut(pool)
-  const deadline = Date.now() + timeoutMs
-  const query: Query = (text, values) => connection.query({ text, values }, Math.max(1, deadline - Date.now()))
-  try {
-    const result = await work(query)
-    connection.release()
-    return result
-  } catch (error) {
-    connection.release(error instanceof Error ? error : new Error(String(error)))
-    throw error
-  }
+function onOneConnection<T>(pool: pg.Pool, timeoutMs: number, work: (query: Query) => Promise<T>): Promise<T> {
+  return onConnection(pool, (connection) => {
+    const deadline = Date.now() + timeoutMs
+    return work((text, values) => connection.query({ text, values }, Math.max(1, deadline - Date.now())))
+  })
 }
 
 /**

@@ -166,15 +166,25 @@ describe('the rate-limit store seen from serve (RATE_LIMIT_STORE_URL)', () => {
       assert.equal(lines(server, IN_CLEAR).length, 0, 'no warning for a store on loopback')
     })
 
-    it('warned at most once in each mode however often it reconnected, never "reachable again" until a lease was answered', async () => {
+    it('warned once per outage however often it reconnected, never "reachable again" until a lease was answered', async (t) => {
       // Lines are written in batches, in order: "reachable again" after the return means every earlier line is out.
       await server.waitForLine(REACHABLE)
-      const logged = (pattern: RegExp, [from, to]: [number, number]) =>
-        lines(server, pattern).filter((line) => Number(line.time) >= from && Number(line.time) <= to).length
+      // The store's lines of a mode's period, in order: `U` for "unavailable", `R` for "reachable again".
+      const outages = ([from, to]: [number, number]) =>
+        jsonLines(server.stdout())
+          .filter((line) => Number(line.time) >= from && Number(line.time) <= to)
+          .map((line) => (UNAVAILABLE.test(String(line.msg)) ? 'U' : REACHABLE.test(String(line.msg)) ? 'R' : ''))
+          .join('')
       assert.equal(periods.size, REVIEW_MODES.length)
       for (const [mode, period] of periods) {
-        assert.ok(logged(UNAVAILABLE, period) <= 1, `${mode}: ${logged(UNAVAILABLE, period)} warnings`)
-        if (NEVER_GRANTS.includes(mode)) assert.equal(logged(REACHABLE, period), 0, `${mode}: "reachable again"`)
+        const seen = outages(period)
+        t.diagnostic(`${mode}: ${seen || 'no store line'} (U unavailable, R reachable again)`)
+        // A mode that grants after its first lease (stuck, lockout) ends its outage ("reachable
+        // again"); a failure after that is a new outage, warned once more (seen once in CI as
+        // `lockout: 2 warnings` under the old count-per-mode assertion).
+        assert.doesNotMatch(seen, /UU/, `${mode}: a warning repeated within one outage (${seen})`)
+        if (NEVER_GRANTS.includes(mode))
+          assert.match(seen, /^U?$/, `${mode}: more than one warning, or "reachable again" (${seen})`)
       }
     })
   })

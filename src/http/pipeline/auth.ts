@@ -16,8 +16,16 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 // A refused client keeps its connection when it left no body unread (request-pipeline.ts closes it
 // otherwise): closing made every guess pay for a new connection, the server's cost more than the
 // client's, and guessing is bounded per address by AUTH_FAILURES_PER_MINUTE (rate-limit.ts).
-const MISSING_CHALLENGE = { 'www-authenticate': REALM }
-const INVALID_CHALLENGE = { 'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"` }
+const MISSING_CHALLENGE = Object.freeze({ 'www-authenticate': REALM })
+const INVALID_CHALLENGE = Object.freeze({
+  'www-authenticate': `${REALM}, error="invalid_token", error_description="The API key is not valid"`,
+})
+
+// A refusal is the same answer every time, so each is built once and frozen (a write to one would
+// throw, not leak into the next request's answer): constructing the Error was about 3 % of a 401's
+// CPU (docs/benchmarks.md, History).
+const MISSING_API_KEY = Object.freeze(new ApiError('missing_api_key', { headers: MISSING_CHALLENGE }))
+const INVALID_API_KEY = Object.freeze(new ApiError('invalid_api_key', { headers: INVALID_CHALLENGE }))
 
 /** The RFC 6750 §3.1 challenge of a 403 `insufficient_scope`, naming the scope the operation needs. */
 export function insufficientScopeChallenge(required: KeyScope): string {
@@ -40,7 +48,7 @@ export function authenticate(
   verifier: KeyVerifier,
 ): KeyIdentity | ApiError | Promise<KeyIdentity | ApiError> {
   if (header === undefined || !/^bearer\s+\S/i.test(header)) {
-    return new ApiError('missing_api_key', { headers: MISSING_CHALLENGE })
+    return MISSING_API_KEY
   }
   const key = BEARER.exec(header)?.[1]
   const identity = key === undefined ? undefined : verifier.verify(key)
@@ -49,7 +57,7 @@ export function authenticate(
 }
 
 function admitted(identity: KeyIdentity | undefined): KeyIdentity | ApiError {
-  return identity ?? new ApiError('invalid_api_key', { headers: INVALID_CHALLENGE })
+  return identity ?? INVALID_API_KEY
 }
 
 /**

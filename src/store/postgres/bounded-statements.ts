@@ -27,37 +27,6 @@ export interface BoundedConnection {
   release(error?: Error): void
 }
 
-/**
- * Runs `config` on `client` in pg's callback form beside a timer of `timeoutMs` (ms) that holds only
- * the connection. `settle` gets pg's error or result, or after `timeoutMs` STATEMENT_TIMEOUT_MESSAGE's
- * error, once: when the timer fires, `discard` gets that error first (the connection must go) and the
- * statement's own later answer is ignored.
- */
-function queryWithin(
-  client: pg.PoolClient,
-  config: Statement,
-  timeoutMs: number,
-  discard: (error: Error) => void,
-  settle: (error: Error | undefined, result?: pg.QueryResult) => void,
-): void {
-  let late = false
-  const timer = setTimeout(() => {
-    late = true
-    const error = new Error(STATEMENT_TIMEOUT_MESSAGE)
-    discard(error)
-    settle(error)
-  }, timeoutMs)
-  try {
-    client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
-      clearTimeout(timer)
-      if (!late) settle(error ?? undefined, result) // once late, this is the connection's end reaching the statement
-    })
-  } catch (error) {
-    clearTimeout(timer)
-    settle(error instanceof Error ? error : new Error(String(error)))
-  }
-}
-
 /** Checks a connection out of `pool` (pg-pool's own wait and its connectionTimeoutMillis apply). */
 async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
   const client = await pool.connect()
@@ -78,9 +47,24 @@ async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
           reject(discardedBy ?? new Error('a statement on a connection already returned to the pool'))
           return
         }
-        queryWithin(client, config, timeoutMs, release, (error, result) =>
-          error ? reject(error) : resolve(result as pg.QueryResult<never>),
-        )
+        let late = false
+        const timer = setTimeout(() => {
+          late = true
+          const error = new Error(STATEMENT_TIMEOUT_MESSAGE)
+          release(error)
+          reject(error)
+        }, timeoutMs)
+        try {
+          client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
+            clearTimeout(timer)
+            if (late) return // already rejected; this is the connection's end reaching the statement
+            if (error) reject(error)
+            else resolve(result as pg.QueryResult<never>)
+          })
+        } catch (error) {
+          clearTimeout(timer)
+          reject(error)
+        }
       }),
     release,
   }
@@ -106,33 +90,14 @@ export async function onConnection<T>(pool: pg.Pool, work: (connection: BoundedC
 /**
  * Runs one statement on a connection of `pool`, bounded by `timeoutMs` (ms) from its checkout:
  * what `pool.query` does, with the service's bound. A statement that fails discards its connection,
- * as `pool.query` does. pg-pool's and pg's callback forms under one promise: a page or a pet is
- * answered with three fewer promises to settle than through checkOut (docs/benchmarks.md).
+ * as `pool.query` does.
  */
 export function boundedQuery<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   config: Statement,
   timeoutMs: number,
 ): Promise<pg.QueryResult<R>> {
-  return new Promise((resolve, reject) => {
-    pool.connect((connectError, client, release) => {
-      if (connectError || !client) {
-        reject(connectError)
-        return
-      }
-      let released = false
-      const releaseOnce = (error?: Error) => {
-        if (released) return
-        released = true
-        release(error)
-      }
-      queryWithin(client, config, timeoutMs, releaseOnce, (error, result) => {
-        releaseOnce(error)
-        if (error) reject(error)
-        else resolve(result as pg.QueryResult<R>)
-      })
-    })
-  })
+  return onConnection(pool, (connection) => connection.query<R>(config, timeoutMs))
 }
 
 /** `pool` as Kysely's PostgresDialect takes it, each of its statements bounded by `timeoutMs` (ms). */

@@ -145,9 +145,9 @@ function keywords(schema: Declaration): string[] | undefined {
 }
 
 // Compiled on first use: `--help` and `copy` compile none. validateSchema off: checking a schema
-// against JSON Schema's meta-schema first compiles the meta-schema, about 40 ms of every command's
-// start-up, for declarations fixed in code (strict mode still refuses an unknown keyword, and
-// test/config.test.ts reads every variable).
+// against JSON Schema's meta-schema first compiles the meta-schema, 40 ms of a `serve` start-up and
+// more in a one-shot command (`keys list`: 100–180 ms), for declarations fixed in code (strict mode
+// still refuses an unknown keyword, and test/config.test.ts compiles every variable's schema).
 let ajv: Ajv | undefined
 const validators = new WeakMap<TSchema, ValidateFunction>()
 function validator(schema: TSchema): ValidateFunction {

@@ -16,7 +16,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = 'f87eceb696d0f9d19dd02b21cd43b793a5455279'
+export const PREVIOUS_RELEASE = '890a907271739add015d0954b9ff7e05fc7219a3'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

@@ -16,8 +16,9 @@ import { assertBuilt, REPO_ROOT } from './support/cli-process.js'
 
 // Runs in the worker, as a CommonJS script: the hook first, then `workerData.module`, then (with
 // `workerData.sqlite`) an SQLite store opened on that path, migrated, given one pet and closed; then
-// the list of every module URL this thread resolved. A writer thread keeps listening once loaded,
-// so the test terminates the worker.
+// the list of every module URL this thread resolved and of the built-in modules it loaded (Node's
+// own process.moduleLoadList). A writer thread keeps listening once loaded, so the test terminates
+// the worker.
 const RECORDING_THREAD = `
 const { registerHooks } = require('node:module')
 const { parentPort, workerData } = require('node:worker_threads')
@@ -40,20 +41,20 @@ import(workerData.module)
         await store.close()
       }
     }
-    parentPort.postMessage({ loaded: [...loaded] })
+    parentPort.postMessage({ loaded: [...loaded], builtins: process.moduleLoadList })
   })
   .catch((error) => parentPort.postMessage({ error: String(error) }))
 `
 
-/** Every module URL the worker resolved running `module` (a dist/ path) with `workerData`. */
+/** Every module URL the worker resolved running `module` (a dist/ path) with `workerData`, then the built-in modules it loaded. */
 async function modulesLoaded(module: string, workerData: object): Promise<string[]> {
   assertBuilt()
   const url = pathToFileURL(join(REPO_ROOT, 'dist', module)).href
   const worker = new Worker(RECORDING_THREAD, { eval: true, execArgv: [], workerData: { ...workerData, module: url } })
   try {
-    const [reply] = (await once(worker, 'message')) as [{ loaded?: string[]; error?: string }]
+    const [reply] = (await once(worker, 'message')) as [{ loaded?: string[]; builtins?: string[]; error?: string }]
     if (reply.error) throw new Error(`${module} failed: ${reply.error}`)
-    return reply.loaded ?? []
+    return [...(reply.loaded ?? []), ...(reply.builtins ?? [])]
   } finally {
     await worker.terminate()
   }
@@ -105,5 +106,13 @@ describe('a store opened on SQLite (dist/store/index.js)', () => {
     } finally {
       dir.remove()
     }
+  })
+})
+
+describe('the app (dist/app.js)', () => {
+  it('loads node:http without undici, which an ES import of node:http would load for its WebSocket exports', async () => {
+    const modules = await modulesLoaded('app.js', {})
+    assert.ok(packages(modules, /^NativeModule http$/).length > 0, `node:http is loaded: ${modules.join(', ')}`)
+    assert.deepEqual(packages(modules, /undici/), [], 'no undici')
   })
 })

@@ -2,13 +2,13 @@
 // error handler that writes every error response as docs/specification.md, Errors says:
 // `{code, message, status}`.
 import { randomUUID } from 'node:crypto'
-import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { BODY_LIMIT_BYTES } from '../schemas.js'
 import { StoreUnavailableError } from '../store/unavailable.js'
 import { SERVER_TIMEOUTS } from './connection/timeouts.js'
+import { maxHeaderSize, STATUS_CODES } from './node-http.js'
 import { unavailableCause } from './observability/unavailable-log.js'
 import { API_HEADERS } from './pipeline/api-headers.js'
 

@@ -1,9 +1,10 @@
 // GET /metrics on a listener of its own (METRICS_HOST:METRICS_PORT, by default 127.0.0.1:9464), never
 // on the public port: the metrics need no key, so they must not be reachable where clients are.
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { Registry } from 'prom-client'
 import { capConnections } from '../connection/connection-cap.js'
 import { SERVER_TIMEOUTS } from '../connection/timeouts.js'
+import { createServer } from '../node-http.js'
 
 /**
  * Connections the metrics listener keeps open at most; past it the longest-idle (a scraper's kept-alive

@@ -1,12 +1,12 @@
 // Response schemas for route definitions: the success bodies by `$ref`, and the Error body for each
 // error status an operation can answer, with every header the service sends on each, as OpenAPI
 // should show them (scripts/lib/contract.ts fails on a status or header the suite sees undescribed).
-import { maxHeaderSize } from 'node:http'
 import { Type } from '@sinclair/typebox'
 import { URL_MAX_LENGTH } from '../../config-variables.js'
 import { KEY_SCOPES, MAX_RATE_LIMIT_PER_MINUTE } from '../../key-grants.js'
 import { BODY_LIMIT_BYTES } from '../../schemas.js'
 import { ERROR_CODES, type ErrorCode } from '../errors.js'
+import { maxHeaderSize } from '../node-http.js'
 import { API_HEADERS } from '../pipeline/api-headers.js'
 import { CHALLENGES, insufficientScopeChallenge } from '../pipeline/auth.js'
 import { ETAG_MAX_LENGTH } from '../pipeline/conditional-requests.js'

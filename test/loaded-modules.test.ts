@@ -109,9 +109,9 @@ describe('a store opened on SQLite (dist/store/index.js)', () => {
   })
 })
 
-describe('the app (dist/app.js)', () => {
+describe('the serve command (dist/commands/serve.js: the app, the metrics listener, the cluster)', () => {
   it('loads node:http without undici, which an ES import of node:http would load for its WebSocket exports', async () => {
-    const modules = await modulesLoaded('app.js', {})
+    const modules = await modulesLoaded('commands/serve.js', {})
     assert.ok(packages(modules, /^NativeModule http$/).length > 0, `node:http is loaded: ${modules.join(', ')}`)
     assert.deepEqual(packages(modules, /undici/), [], 'no undici')
   })

@@ -49,15 +49,21 @@ interface FixedConfig {
 
 // pg copies every config it is given, field by field through their property descriptors (its
 // cloneQueryConfig): 10 µs of a profiled get by id for a read's five fields, 6 for its values
-// alone. The copy keeps the prototype, so the fields that never change live on one frozen
-// prototype per statement and an execution's config holds its values alone.
+// alone. The copy keeps the prototype, so the fields that never change live on frozen prototypes
+// made once per statement (named and unnamed) and an execution's config holds its values alone.
+// Whatever copies a config with a spread loses those fields: tracing's pg instrumentation does, but
+// only with `addSqlCommenterCommentToQueries`, which tracing.ts leaves off.
 function execution(fixed: Statement, values: unknown[]): Statement {
   const config: Statement = Object.create(fixed)
   config.values = values
   return config
 }
 
-/** Runs a named statement with `values` (and, for reads, pg's row options), resolving to pg's result. */
+/**
+ * Runs a named statement with `values` (and, for reads, pg's row options: one object for every run,
+ * READ_OPTIONS, since a statement's config is made again whenever its options object changes),
+ * resolving to pg's result.
+ */
 export type NamedRunner = <R extends pg.QueryResultRow>(
   statement: NamedStatement,
   values: unknown[],

@@ -12,13 +12,12 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildRelease } from '../scripts/lib/previous-release.js'
-import { type BenchDatabase, postgresDatabase, sqliteDatabase } from './databases.js'
-import { cpuSeconds, killChildren, type ServerProcess, startServer } from './processes.js'
+import { postgresDatabase, sqliteDatabase } from './databases.js'
+import { killChildren, type ServerProcess, startServer } from './processes.js'
 import { log, median } from './report.js'
-import { readSettings } from './run.js'
+import { measuredLoad, readSettings, type Settings } from './run.js'
 import { AUTHORIZATION, collectPools, type Database, type Pools, type RequestKind, SCENARIOS, SEEDED_PETS } from './scenarios.js'
 import { programOf } from './servers.js'
-import { runWrk } from './wrk.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const NODE = join(ROOT, 'node_modules/.bin/node')
@@ -30,28 +29,6 @@ const checkoutOf = (build: string) => (build === '.' ? ROOT : dirname(dirname(bu
 function quantile(values: number[], at: number): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.round((sorted.length - 1) * at)] ?? Number.NaN
-}
-
-/** One load of `kinds` on `server` for `durationS` (s) from CPU 1: CPU per request (µs), the server's and PostgreSQL's. */
-async function load(server: ServerProcess, database: BenchDatabase, kinds: RequestKind[], durationS: number, dir: string) {
-  const serverBefore = cpuSeconds(server.pid)
-  const databaseBefore = database.serverCpuSeconds?.() ?? 0
-  const measured = await runWrk({
-    origin: server.origin,
-    kinds,
-    authorization: AUTHORIZATION,
-    connections: 64,
-    durationS,
-    dir,
-    prefix: ['taskset', '-c', '1'],
-    seed: Math.floor(Math.random() * 1e9),
-  })
-  if (measured.problems) throw new Error(`${server.origin}: ${measured.problems}`)
-  const perRequest = (seconds: number) => (seconds / measured.requests) * 1e6
-  return {
-    cpuUs: perRequest(cpuSeconds(server.pid) - serverBefore),
-    databaseCpuUs: perRequest((database.serverCpuSeconds?.() ?? 0) - databaseBefore),
-  }
 }
 
 async function main(): Promise<void> {
@@ -73,13 +50,32 @@ async function abOn(
   databaseName: Database,
   checkouts: string[],
   builds: string[],
-  settings: ReturnType<typeof readSettings>,
+  settings: Settings,
   dir: string,
 ): Promise<void> {
   const database =
     databaseName === 'postgres'
       ? await postgresDatabase(NODE, ROOT, SEEDED_PETS, 1)
       : await sqliteDatabase(NODE, ROOT, dir, SEEDED_PETS)
+  let seed = 0
+  // One measured load from CPU 1: CPU per request, the server's and PostgreSQL's (µs); throws on an unexpected answer.
+  const load = async ({ server, kinds }: { server: ServerProcess; kinds: RequestKind[] }, durationS: number) => {
+    const measured = await measuredLoad(
+      { pid: server.pid, database },
+      {
+        origin: server.origin,
+        kinds,
+        authorization: AUTHORIZATION,
+        connections: settings.connections,
+        durationS,
+        dir,
+        prefix: ['taskset', '-c', '1'],
+        seed: ++seed,
+      },
+    )
+    if (measured.problems) throw new Error(`${server.origin}: ${measured.problems}`)
+    return { cpuUs: measured.cpuUs ?? Number.NaN, databaseCpuUs: measured.databaseCpuUs ?? Number.NaN }
+  }
   try {
     const servers: ServerProcess[] = []
     for (const [index, checkout] of checkouts.entries()) {
@@ -91,19 +87,18 @@ async function abOn(
     const pools: Pools[] = []
     for (const server of servers) pools.push(await collectPools(server.origin))
     const create = SCENARIOS.find((scenario) => scenario.id === 'c')?.kinds(pools[0] as Pools) ?? []
-    for (const server of servers) await load(server, database, create, 1, dir)
+    for (const server of servers) await load({ server, kinds: create }, 1)
     for (const scenario of SCENARIOS.filter((each) => settings.scenarios.includes(each.id) && each.on[databaseName])) {
-      const kinds = servers.map((_, index) => scenario.kinds(pools[index] as Pools))
-      if (settings.warmupS > 0)
-        for (const [index, server] of servers.entries()) await load(server, database, kinds[index] ?? [], settings.warmupS, dir)
+      const runs = servers.map((server, index) => ({ server, kinds: scenario.kinds(pools[index] as Pools) }))
+      if (settings.warmupS > 0) for (const run of runs) await load(run, settings.warmupS)
       const ratios: number[] = []
       const databaseRatios: number[] = []
       for (let round = 0; round < settings.rounds; round++) {
-        const order = round % 2 === 0 ? [0, 1] : [1, 0]
-        const cpu: { cpuUs: number; databaseCpuUs: number }[] = []
-        for (const index of order)
-          cpu[index] = await load(servers[index] as ServerProcess, database, kinds[index] ?? [], settings.durationS, dir)
-        const [a, b] = cpu as [{ cpuUs: number; databaseCpuUs: number }, { cpuUs: number; databaseCpuUs: number }]
+        // A first in even rounds, B first in odd ones.
+        const cpu: Awaited<ReturnType<typeof load>>[] = []
+        for (const index of round % 2 === 0 ? [0, 1] : [1, 0])
+          cpu[index] = await load(runs[index] as (typeof runs)[number], settings.durationS)
+        const [a, b] = cpu as [(typeof cpu)[number], (typeof cpu)[number]]
         ratios.push(b.cpuUs / a.cpuUs)
         databaseRatios.push(b.databaseCpuUs / a.databaseCpuUs)
       }

@@ -114,6 +114,23 @@ export interface Run {
 
 let seed = 0
 
+/**
+ * One wrk run of `options` against `server`, with the server's CPU time per request (µs) and, when `server.database`
+ * is PostgreSQL, PostgreSQL's own (its server's processes, sampled just before and after the run).
+ */
+export async function measuredLoad(
+  server: Pick<ServerProcess, 'pid'> & { database: BenchDatabase },
+  options: LoadOptions,
+): Promise<Measurement> {
+  const databaseCpu = server.database.serverCpuSeconds
+  const databaseBefore = databaseCpu?.() ?? Number.NaN
+  const cpuBefore = cpuSeconds(server.pid)
+  const measured = await runWrk(options)
+  const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6
+  if (databaseCpu === undefined) return { ...measured, cpuUs }
+  return { ...measured, cpuUs, databaseCpuUs: ((databaseCpu() - databaseBefore) / measured.requests) * 1e6 }
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now()
   const settings = readSettings(process.argv.slice(2))
@@ -128,11 +145,8 @@ async function main(): Promise<void> {
     tmp,
     places: { node, references: tmp },
     pin: (cpu) => (pinned ? ['taskset', '-c', String(cpu)] : []),
-    load: async (server, kinds, extra) => {
-      const databaseCpu = server.database.serverCpuSeconds
-      const databaseBefore = databaseCpu?.() ?? Number.NaN
-      const cpuBefore = cpuSeconds(server.pid)
-      const measured = await runWrk({
+    load: (server, kinds, extra) =>
+      measuredLoad(server, {
         origin: server.origin,
         kinds,
         authorization: AUTHORIZATION,
@@ -142,11 +156,7 @@ async function main(): Promise<void> {
         prefix: run.pin(1),
         seed: ++seed,
         ...extra,
-      })
-      const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) / measured.requests) * 1e6
-      if (databaseCpu === undefined) return { ...measured, cpuUs }
-      return { ...measured, cpuUs, databaseCpuUs: ((databaseCpu() - databaseBefore) / measured.requests) * 1e6 }
-    },
+      }),
     start: (process, database, env) => startProcess(run, process, database, env),
     cleanups: [() => rmSync(tmp, { recursive: true, force: true })],
   }

@@ -1,9 +1,10 @@
-// Under WORKERS, the end of a drain closes the port once for all workers: the primary owns the
-// listening socket (node:cluster hands each accepted connection to a worker) and closes it once the
-// last worker stops listening. A worker that asked its clients to reconnect (`Connection: close`)
-// before that would send their new connections to the primary just as it stops handing them out:
-// accepted, then closed unanswered, a request already sent on them lost (a balancer re-sends only
-// idempotent ones). So each worker waits here until every worker has stopped listening.
+// Under WORKERS, the end of a drain closes the port once for all workers: each worker closes its
+// own socket (cluster.ts, WORKER_LISTEN_OPTIONS), and the kernel sends new connections to those still
+// listening. A worker that asked its clients to reconnect (`Connection: close`) before its siblings
+// closed theirs would send those clients to a sibling just as that one closes: more connections
+// opened in the instant a socket closes, which is when one can be reset with a request already sent
+// on it (a balancer re-sends only idempotent ones). So each worker waits here until every worker has
+// stopped listening: its clients then find the port refusing, and go elsewhere.
 import cluster, { type Worker } from 'node:cluster'
 
 /** Longest wait (ms) of a worker for the others (one that is stuck must not hold its own close). */
@@ -30,8 +31,7 @@ export function whenNoWorkerListens(): Promise<void> {
     }
     const timer = setTimeout(done, LISTENERS_CLOSED_WAIT_MS)
     process.on('message', onMessage)
-    // Sent after node:cluster's own message that the listener closed, on the same channel: when the
-    // primary reads this one, it has taken this worker off the port.
+    // Sent once this worker's socket is closed (the caller closed it): it takes no connection now.
     process.send?.({ type: STOPPED_LISTENING }, undefined, undefined, () => {})
   })
 }

@@ -1,8 +1,10 @@
-// WORKERS=N: N worker processes share one port (node:cluster). The primary migrates, creates the
-// first key, forks and supervises the workers, serves their metrics summed on the metrics listener
+// WORKERS=N: N worker processes share one port (node:cluster forks them; each listens on a socket of
+// its own, SO_REUSEPORT: WORKER_LISTEN_OPTIONS). The primary migrates, creates the first key, claims
+// the port, forks and supervises the workers, serves their metrics summed on the metrics listener
 // (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully (stop-signals.ts).
-import cluster, { type Address, type Worker } from 'node:cluster'
+import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { MetricsServer } from '../http/observability/metrics-server.js'
@@ -16,6 +18,17 @@ import { onStopSignals, type StopSignal, type WorkerStops, watchWorkerStops } fr
 
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
+
+/**
+ * How a worker listens: on a socket of its own (`exclusive`: not node:cluster's one socket in the
+ * primary, which hands each accepted connection on), in the port's SO_REUSEPORT group (Linux,
+ * FreeBSD; elsewhere the listen fails with ENOTSUP), the kernel spreading new connections over the
+ * workers still listening. A worker that closes its socket at the end of its drain so resets only
+ * what reached that socket in the instant of the close, as a single process does; through the
+ * primary's socket, what the primary had accepted for a worker that was closing was reset, and a
+ * balancer's request on it lost (a POST gets 503 from nginx).
+ */
+export const WORKER_LISTEN_OPTIONS = { exclusive: true, reusePort: true } as const
 
 /**
  * Starts `config.workers` workers (each runs `serve` as a worker) after `prepare` (migrations and the
@@ -40,17 +53,39 @@ export async function startCluster(
   const metrics = clusterMetrics
     ? await startMetricsListener(config, clusterMetrics.source, logger, 'metrics of the workers')
     : undefined
+  const listener = await claimPort(config.host, config.port).catch(async (error: unknown) => {
+    await metrics?.close()
+    throw error
+  })
+  // Every worker, a replacement too, listens on the claimed port (the system's pick for PORT=0).
+  const fork = () => cluster.fork({ PORT: String(listener.port) })
   const stops = watchWorkerStops()
-  const supervisor = superviseWorkers(logger, graceMs, stops, clusterMetrics, metrics)
-  const workers = Array.from({ length: config.workers }, () => cluster.fork())
+  const supervisor = superviseWorkers(logger, graceMs, stops, fork, clusterMetrics, metrics)
+  const workers = Array.from({ length: config.workers }, fork)
   try {
-    const listening = await Promise.all(workers.map((worker) => whenServing(worker, config.host, stops)))
+    await Promise.all(workers.map((worker) => whenServing(worker, stops)))
     supervisor.started()
-    return { ...(listening[0] ?? { address: config.host, port: config.port }), metrics }
+    return { ...listener, metrics }
   } catch (error) {
     await supervisor.stop('SIGTERM')
     throw error
   }
+}
+
+/**
+ * Listens on `host`:`port` without SO_REUSEPORT and closes at once; resolves to the address and
+ * port (the system's pick for port 0). Rejects with the listen error (EADDRINUSE: a process listens
+ * there, another instance's workers too), which the workers' SO_REUSEPORT sockets alone would not
+ * meet: they would join a group another instance's workers formed, and share its clients.
+ */
+async function claimPort(host: string, port: number): Promise<{ address: string; port: number }> {
+  const probe = createServer()
+  probe.listen({ host, port })
+  await once(probe, 'listening')
+  const address = probe.address()
+  await new Promise((resolve) => probe.close(resolve))
+  if (typeof address !== 'object' || address === null) throw new Error('the port claimed has no TCP address')
+  return { address: address.address, port: address.port }
 }
 
 /** What startCluster does with its workers once forked: end the start, or stop them all. */
@@ -62,7 +97,7 @@ interface Supervisor {
 }
 
 /**
- * Watches the workers: one that exits after the start is replaced after RESTART_DELAY_MS (a worker
+ * Watches the workers: one that exits after the start is replaced by `fork` after RESTART_DELAY_MS (a worker
  * failing at start fails the start instead, not a loop). SIGTERM and SIGINT stop them all (each
  * worker is told once, however the signal came: stop-signals.ts), killing those still running
  * after `graceMs`; a deliberate later signal ends them at once, and the primary then exits 1.
@@ -71,6 +106,7 @@ function superviseWorkers(
   logger: Logger,
   graceMs: number,
   stops: WorkerStops,
+  fork: () => Worker,
   clusterMetrics: ClusterMetrics | undefined,
   metrics: MetricsServer | undefined,
 ): Supervisor {
@@ -86,7 +122,7 @@ function superviseWorkers(
     logger.error({ workerId: worker.id, code, signal }, `worker exited; replacing it in ${RESTART_DELAY_MS} ms`)
     clusterMetrics?.workerReplaced()
     setTimeout(() => {
-      if (!stopping) cluster.fork()
+      if (!stopping) fork()
     }, RESTART_DELAY_MS).unref()
   })
   const stop = (signal: StopSignal) => {
@@ -121,17 +157,14 @@ function superviseWorkers(
 }
 
 /**
- * Where `worker` listens (`host` when it reports no address), once it does and takes its stop as a
- * message; rejects if it exits first. Its port opens a moment before its graceful close is armed, and
- * a stop passed on in that moment would be a SIGTERM that ends it without a drain: the start is
- * announced, and a stop can come, only after both.
+ * Resolves once `worker` listens and takes its stop as a message (it arms its graceful close once
+ * listening, and says so then: stop-signals.ts); rejects if it exits first. A stop passed on before
+ * that would be a SIGTERM that ends it without a drain: the start is announced, and a stop can come,
+ * only after.
  */
-function whenServing(worker: Worker, host: string, stops: WorkerStops): Promise<{ address: string; port: number }> {
+function whenServing(worker: Worker, stops: WorkerStops): Promise<void> {
   return new Promise((resolve, reject) => {
     worker.once('exit', (code) => reject(new Error(`a worker exited with code ${code} before it listened`)))
-    const listening = once(worker, 'listening') as Promise<[Address]>
-    Promise.all([listening, stops.taking(worker)]).then(([[address]]) => {
-      resolve({ address: address.address ?? host, port: address.port })
-    }, reject)
+    stops.taking(worker).then(resolve, reject)
   })
 }

@@ -722,15 +722,41 @@ describe('animal-store CLI', () => {
       return { blocker, port: typeof address === 'object' && address ? address.port : 0 }
     }
 
-    it('exits 1 when the port is already in use', async () => {
+    for (const workers of ['1', '2']) {
+      it(`exits 1 when the port is already in use (WORKERS=${workers})`, async () => {
+        const db = tempDatabase()
+        const { blocker, port } = await holdPort()
+        try {
+          const result = await runCli(['serve'], cliEnv({ DATABASE_URL: db.url, PORT: String(port), WORKERS: workers }))
+          assert.match(result.stderr, /^animal-store: .*EADDRINUSE/m)
+          assert.equal(result.code, 1)
+        } finally {
+          blocker.close()
+          db.remove()
+        }
+      })
+    }
+
+    // The workers listen with SO_REUSEPORT, which alone would let a second instance join the port.
+    it('exits 1 (EADDRINUSE) when another WORKERS=2 instance listens on the port, which serves on', async () => {
       const db = tempDatabase()
-      const { blocker, port } = await holdPort()
+      const env = { DATABASE_URL: db.url, API_KEYS: CONFIGURED_KEY, WORKERS: '2' }
+      const first = await startServe(cliEnv(env))
       try {
-        const result = await runCli(['serve'], cliEnv({ DATABASE_URL: db.url, PORT: String(port) }))
-        assert.match(result.stderr, /^animal-store: .*EADDRINUSE/m)
-        assert.equal(result.code, 1)
+        const second = await runCli(['serve'], cliEnv({ ...env, PORT: String(first.port) }))
+        assert.match(second.stderr, /^animal-store: .*EADDRINUSE/m)
+        assert.equal(second.code, 1)
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            fetch(`${first.origin}/v1/pets`, { headers: { authorization: `Bearer ${CONFIGURED_KEY}`, connection: 'close' } }),
+          ),
+        )
+        assert.deepEqual(
+          answers.map((answer) => answer.status),
+          Array(8).fill(200),
+        )
       } finally {
-        blocker.close()
+        await first.stop()
         db.remove()
       }
     })

@@ -44,10 +44,12 @@ export function assertBuilt(): void {
 
 /**
  * A clean environment for the CLI: PATH plus `variables`, so nothing leaks in from the test runner;
- * METRICS_PORT=0 unless given, so that servers started at once do not compete for port 9464.
+ * METRICS_PORT=0 unless given, so that servers started at once do not compete for port 9464; and
+ * under scripts/test.ts, Node's compile cache in that run's own folder (TEST_COMPILE_CACHE).
  */
 export function cliEnv(variables: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...variables }
+  const cache = process.env.TEST_COMPILE_CACHE
+  return { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...(cache ? { NODE_COMPILE_CACHE: cache } : {}), ...variables }
 }
 
 /** How a child process ended and what it printed. */

@@ -125,7 +125,7 @@ export const VARIABLES = {
       default: 1,
       'x-message': `must be an integer from 1 to ${MAX_WORKERS}, or auto (one per CPU).`,
       description:
-        'Processes sharing the port on this machine (node:cluster), {range}, or `auto` for one per CPU within that range. Above 1, each listens on a socket of its own (SO_REUSEPORT: Linux, FreeBSD; elsewhere the start fails with ENOTSUP). On SQLite, writes still go one at a time (WAL); reads scale.',
+        'Processes sharing the port on this machine (node:cluster), {range}, or `auto` for one per CPU within that range. Above 1, each listens on a socket of its own (SO_REUSEPORT) on Linux and FreeBSD under Node.js 22.12+, elsewhere on the one node:cluster shares. On SQLite, writes still go one at a time (WAL); reads scale.',
     }),
   ),
   // 1,000/s on average: far above any one well-behaved client, low enough that one runaway key

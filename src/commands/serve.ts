@@ -17,7 +17,7 @@ import { createFleetBudgets, type FleetBudgets } from '../http/pipeline/fleet-bu
 import { createKeyVerifier, type KeyVerifier } from '../http/pipeline/key-cache.js'
 import { IDEMPOTENCY_KEY_TTL_MS } from '../http/routes/idempotency.js'
 import { createLogger, stdoutFailures } from '../logger.js'
-import { startCluster, WORKER_LISTEN_OPTIONS } from '../server/cluster.js'
+import { startCluster, workerListenOptions } from '../server/cluster.js'
 import { whenNoWorkerListens } from '../server/cluster-listener-close.js'
 import { answerMetricsRequests } from '../server/cluster-metrics.js'
 import { startOnDatabase } from '../server/database-wait.js'
@@ -117,7 +117,7 @@ async function runServer(
     if (registry && !isWorker) {
       metricsServer = await startMetricsListener(config, registrySource(registry), logger, 'metrics')
     }
-    await app.listen({ port: config.port, host: config.host, ...(isWorker ? WORKER_LISTEN_OPTIONS : {}) })
+    await app.listen({ port: config.port, host: config.host, ...(isWorker ? workerListenOptions() : {}) })
     closeOnSignal(config, logger, app, async () => {
       await closeApp()
       await store.close()

@@ -1,10 +1,11 @@
-// Under WORKERS, the end of a drain closes the port once for all workers: each worker closes its
-// own socket (cluster.ts, WORKER_LISTEN_OPTIONS), and the kernel sends new connections to those still
-// listening. A worker that asked its clients to reconnect (`Connection: close`) before its siblings
-// closed theirs would send those clients to a sibling just as that one closes: more connections
-// opened in the instant a socket closes, which is when one can be reset with a request already sent
-// on it (a balancer re-sends only idempotent ones). So each worker waits here until every worker has
-// stopped listening: its clients then find the port refusing, and go elsewhere.
+// Under WORKERS, the end of a drain closes the port once for all workers: each worker closes its own
+// socket (cluster.ts, workerListenOptions; or leaves node:cluster's one socket, which the primary
+// closes once no worker is on it), and new connections go to the workers still listening. A worker
+// that asked its clients to reconnect (`Connection: close`) before its siblings stopped listening
+// would send those clients to a sibling just as that one closes: more connections opened in the
+// instant a socket closes, which is when one can be reset with a request already sent on it (a
+// balancer re-sends only idempotent ones). So each worker waits here until every worker has stopped
+// listening: its clients then find the port refusing, and go elsewhere.
 import cluster, { type Worker } from 'node:cluster'
 
 /** Longest wait (ms) of a worker for the others (one that is stuck must not hold its own close). */
@@ -31,7 +32,7 @@ export function whenNoWorkerListens(): Promise<void> {
     }
     const timer = setTimeout(done, LISTENERS_CLOSED_WAIT_MS)
     process.on('message', onMessage)
-    // Sent once this worker's socket is closed (the caller closed it): it takes no connection now.
+    // Sent once this worker stopped listening (the caller closed its listener): it takes no connection now.
     process.send?.({ type: STOPPED_LISTENING }, undefined, undefined, () => {})
   })
 }

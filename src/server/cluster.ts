@@ -1,6 +1,6 @@
 // WORKERS=N: N worker processes share one port (node:cluster forks them; each listens on a socket of
-// its own, SO_REUSEPORT: WORKER_LISTEN_OPTIONS). The primary migrates, creates the first key, claims
-// the port, forks and supervises the workers, serves their metrics summed on the metrics listener
+// its own where it can: workerListenOptions). The primary migrates, creates the first key, checks the
+// port, forks and supervises the workers, serves their metrics summed on the metrics listener
 // (cluster-metrics.ts), and on SIGTERM/SIGINT closes them all gracefully (stop-signals.ts).
 import cluster, { type Worker } from 'node:cluster'
 import { once } from 'node:events'
@@ -19,16 +19,27 @@ import { onStopSignals, type StopSignal, type WorkerStops, watchWorkerStops } fr
 /** Delay (ms) before a worker that died unexpectedly is replaced: bounds a crash loop. */
 const RESTART_DELAY_MS = 1000
 
+/** Where the kernel spreads a port's new connections over its SO_REUSEPORT sockets, as libuv asks. */
+const REUSE_PORT_PLATFORMS = new Set<string>(['linux', 'freebsd'])
+
 /**
- * How a worker listens: on a socket of its own (`exclusive`: not node:cluster's one socket in the
- * primary, which hands each accepted connection on), in the port's SO_REUSEPORT group (Linux,
- * FreeBSD; elsewhere the listen fails with ENOTSUP), the kernel spreading new connections over the
- * workers still listening. A worker that closes its socket at the end of its drain so resets only
- * what reached that socket in the instant of the close, as a single process does; through the
- * primary's socket, what the primary had accepted for a worker that was closing was reset, and a
- * balancer's request on it lost (a POST gets 503 from nginx).
+ * How a worker listens: where Node (22.12+, 23.1+) and the system can, on a socket of its own
+ * (`exclusive`, not node:cluster's one socket in the primary) in the port's SO_REUSEPORT group, the
+ * kernel spreading new connections over the workers still listening; elsewhere (`{}`) on
+ * node:cluster's socket, which the primary accepts on and hands each connection to a worker. With
+ * its own socket, a worker closing it at the end of its drain resets only what reached it in that
+ * instant, as a single process does; through the primary, what the primary had accepted for a worker
+ * that was closing is reset once the last one stops listening, and a balancer's request on it lost (a
+ * POST gets 503 from nginx). `platform` is a process.platform, `version` a process.versions.node.
  */
-export const WORKER_LISTEN_OPTIONS = { exclusive: true, reusePort: true } as const
+export function workerListenOptions(
+  platform: string = process.platform,
+  version: string = process.versions.node,
+): { exclusive?: true; reusePort?: true } {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  const nodeHasReusePort = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12)
+  return REUSE_PORT_PLATFORMS.has(platform) && nodeHasReusePort ? { exclusive: true, reusePort: true } : {}
+}
 
 /**
  * Starts `config.workers` workers (each runs `serve` as a worker) after `prepare` (migrations and the
@@ -49,15 +60,12 @@ export async function startCluster(
   } finally {
     await store.close()
   }
+  const listener = await probePort(config.host, config.port)
   const clusterMetrics = config.metricsEnabled ? createClusterMetrics() : undefined
   const metrics = clusterMetrics
     ? await startMetricsListener(config, clusterMetrics.source, logger, 'metrics of the workers')
     : undefined
-  const listener = await claimPort(config.host, config.port).catch(async (error: unknown) => {
-    await metrics?.close()
-    throw error
-  })
-  // Every worker, a replacement too, listens on the claimed port (the system's pick for PORT=0).
+  // Every worker, a replacement too, listens on the port probed (the system's pick for PORT=0).
   const fork = () => cluster.fork({ PORT: String(listener.port) })
   const stops = watchWorkerStops()
   const supervisor = superviseWorkers(logger, graceMs, stops, fork, clusterMetrics, metrics)
@@ -73,18 +81,19 @@ export async function startCluster(
 }
 
 /**
- * Listens on `host`:`port` without SO_REUSEPORT and closes at once; resolves to the address and
- * port (the system's pick for port 0). Rejects with the listen error (EADDRINUSE: a process listens
- * there, another instance's workers too), which the workers' SO_REUSEPORT sockets alone would not
- * meet: they would join a group another instance's workers formed, and share its clients.
+ * Listens on `host`:`port` without SO_REUSEPORT and closes at once; resolves to the address and port
+ * (the system's pick for port 0). Rejects with the listen error: EADDRINUSE when a process listens
+ * there, which the workers' SO_REUSEPORT sockets would not meet if it is another instance's (they
+ * would join its group and share its clients). A check, not a lock: the port is free again until the
+ * workers listen, about a second.
  */
-async function claimPort(host: string, port: number): Promise<{ address: string; port: number }> {
+async function probePort(host: string, port: number): Promise<{ address: string; port: number }> {
   const probe = createServer()
   probe.listen({ host, port })
   await once(probe, 'listening')
   const address = probe.address()
   await new Promise((resolve) => probe.close(resolve))
-  if (typeof address !== 'object' || address === null) throw new Error('the port claimed has no TCP address')
+  if (typeof address !== 'object' || address === null) throw new Error('the port probed has no TCP address')
   return { address: address.address, port: address.port }
 }
 

@@ -1,10 +1,13 @@
 // Many processes on one database: two `serve` instances on one PostgreSQL (started at once, so they
-// race to migrate), and WORKERS=2 on one port for each database: distinct ids, every pet visible
-// everywhere, no 5xx, keys shared and revocations honoured by every process.
+// race to migrate), and WORKERS=2 on one port for each database, each worker on a socket of its own:
+// distinct ids, every pet visible everywhere, no 5xx, keys shared and revocations honoured by every
+// process.
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, describe, it } from 'node:test'
 import { freshDatabase, TEST_DATABASES, tempDir } from '../../scripts/lib/test-server.js'
 import { KEY_REFRESH_MS } from '../../src/http/pipeline/key-cache.js'
+import { workerListenOptions } from '../../src/server/cluster.js'
 import { cliEnv, GENERATED_KEY, killLeftovers, runCli, startServe } from '../support/cli-process.js'
 
 const API_KEY = 'scale-out-test-key-0123456789abcdef'
@@ -17,6 +20,15 @@ async function post(origin: string, key: string, name: string): Promise<{ status
   })
   const text = await response.text()
   return { status: response.status, id: /"id":(\d+)/.exec(text)?.[1] }
+}
+
+/** How many sockets listen on TCP `port` on this machine (Linux's /proc/net/tcp and tcp6; state 0A). */
+function listeningSockets(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  return ['/proc/net/tcp', '/proc/net/tcp6']
+    .flatMap((table) => readFileSync(table, 'utf8').split('\n').slice(1))
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, local, , state]) => local?.endsWith(`:${hexPort}`) && state === '0A').length
 }
 
 async function allNames(origin: string, key: string): Promise<string[]> {
@@ -88,6 +100,7 @@ describe('scale-out', () => {
       const server = await startServe(cliEnv({ DATABASE_URL: database.url, API_KEYS: API_KEY, WORKERS: '2', LOG_LEVEL: 'warn' }))
       try {
         assert.match(server.stdout(), /with 2 workers/)
+        assert.equal(listeningSockets(server.port), 2, 'each worker listens on a socket of its own')
         const results = await Promise.all(Array.from({ length: 200 }, (_, i) => post(server.origin, API_KEY, `w${i}`)))
         assert.deepEqual(new Set(results.map((r) => r.status)), new Set([201]))
         assert.equal(new Set(results.map((r) => r.id)).size, 200)
@@ -105,4 +118,18 @@ describe('scale-out', () => {
       }
     })
   }
+})
+
+describe('workerListenOptions', () => {
+  it('gives each worker a socket of its own (SO_REUSEPORT) on Linux and FreeBSD from Node.js 22.12 and 23.1', () => {
+    const own = { exclusive: true, reusePort: true }
+    for (const version of ['22.12.0', '22.21.1', '23.1.0', '24.9.0', '26.0.0'])
+      assert.deepEqual(workerListenOptions('linux', version), own, version)
+    assert.deepEqual(workerListenOptions('freebsd', '24.9.0'), own)
+  })
+
+  it("leaves the workers on node:cluster's shared socket where Node or the system has no SO_REUSEPORT balancing", () => {
+    for (const version of ['22.0.0', '22.11.0', '23.0.0']) assert.deepEqual(workerListenOptions('linux', version), {}, version)
+    for (const platform of ['darwin', 'win32', 'openbsd']) assert.deepEqual(workerListenOptions(platform, '24.9.0'), {}, platform)
+  })
 })

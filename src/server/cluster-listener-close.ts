@@ -32,7 +32,8 @@ export function whenNoWorkerListens(): Promise<void> {
     }
     const timer = setTimeout(done, LISTENERS_CLOSED_WAIT_MS)
     process.on('message', onMessage)
-    // Sent once this worker stopped listening (the caller closed its listener): it takes no connection now.
+    // Sent once this worker stopped listening (the caller closed its listener): it takes no
+    // connection now.
     process.send?.({ type: STOPPED_LISTENING }, undefined, undefined, () => {})
   })
 }

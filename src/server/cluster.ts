@@ -106,9 +106,9 @@ interface Supervisor {
 }
 
 /**
- * Watches the workers: one that exits after the start is replaced by `fork` after RESTART_DELAY_MS (a worker
- * failing at start fails the start instead, not a loop). SIGTERM and SIGINT stop them all (each
- * worker is told once, however the signal came: stop-signals.ts), killing those still running
+ * Watches the workers: one that exits after the start is replaced by `fork` after RESTART_DELAY_MS
+ * (a worker failing at start fails the start instead, not a loop). SIGTERM and SIGINT stop them all
+ * (each worker is told once, however the signal came: stop-signals.ts), killing those still running
  * after `graceMs`; a deliberate later signal ends them at once, and the primary then exits 1.
  */
 function superviseWorkers(

@@ -73,7 +73,8 @@ if (pooler) {
 // The CLI processes the tests start (test/support/cli-process.ts cliEnv: commands, `serve` and its
 // workers) compile the same dist/ and node_modules each time: Node's compile cache keeps V8's code
 // for them, in a folder of this run's own (mkdtemp: 0700, removed at the end) that no other user can
-// plant code in. Not for the test processes: V8 coverage is less precise in functions read from it.
+// plant code in. The test processes use it only in a run without coverage (run(), below): V8
+// coverage is less precise in functions read from it.
 const compileCache = mkdtempSync(join(tmpdir(), 'animal-store-compile-cache-'))
 env.TEST_COMPILE_CACHE = compileCache
 
@@ -83,7 +84,7 @@ const timings = mkdtempSync(join(tmpdir(), 'animal-store-test-timings-'))
 /**
  * One node:test run of `runFiles`, `concurrency` files at a time, its output to this process's
  * stdout (`live`) or kept and resolved with its exit code once it ends; its timings go to `name` in
- * the timings folder.
+ * the timings folder. Without coverage in `flags`, the test processes use the compile cache too.
  */
 async function run(
   name: string,
@@ -100,7 +101,9 @@ async function run(
     `--test-reporter-destination=${join(timings, name)}`,
   ]
   const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...flags, ...runFiles.sort()]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', live ? 'inherit' : 'pipe', 'inherit'], env })
+  const covered = flags.includes('--experimental-test-coverage')
+  const runEnv = covered ? env : { ...env, NODE_COMPILE_CACHE: compileCache }
+  const child = spawn(process.execPath, args, { stdio: ['ignore', live ? 'inherit' : 'pipe', 'inherit'], env: runEnv })
   let output = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk

@@ -16,7 +16,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = '890a907271739add015d0954b9ff7e05fc7219a3'
+export const PREVIOUS_RELEASE = '34d3a59d9fd01eaf16c4e2490bbd84006ed0e251'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

@@ -1,5 +1,5 @@
-// Where a suite's time went, across its runs (scripts/test.ts runs the files that mostly wait beside
-// the rest): each run's test-timings-reporter.ts writes its timings and counts to a file, and the
+// Where a suite's time went, across its runs (scripts/test.ts runs some files beside the rest):
+// each run's test-timings-reporter.ts writes its timings and counts to a file, and the
 // suite ends with one closing over all of them: the ten slowest files and tests, the counts, the wall time.
 import { readFileSync } from 'node:fs'
 

@@ -69,7 +69,6 @@ for (const workers of ['1', '2']) {
         const failures: string[] = []
         let refused = 0
         const agent = new Agent({ keepAlive: true, maxSockets: LOOPS })
-        let signalledAt = Number.POSITIVE_INFINITY
         const loop = async () => {
           for (;;) {
             try {
@@ -98,7 +97,7 @@ for (const workers of ['1', '2']) {
         }
         const loops = Array.from({ length: LOOPS }, loop)
         while (outcomes.length < 200) await new Promise((resolve) => setImmediate(resolve))
-        signalledAt = Date.now()
+        const signalledAt = Date.now()
         process.kill(server.pid, 'SIGTERM')
         const probing = probe()
         await Promise.all([...loops, probing])

@@ -6,8 +6,8 @@
 // (TEST_POSTGRES_ADMIN_URL).
 // Extra arguments are test files to run instead of all of them.
 // The whole suite also measures src/'s line coverage (of the test processes, not of the CLI processes
-// they start) and fails below COVERAGE_FLOOR; TEST_COVERAGE_LINES=N sets another floor, and with it
-// a run of given files is measured too.
+// they start; lib/coverage.ts) and fails below COVERAGE_FLOOR; TEST_COVERAGE_LINES=N sets another
+// floor, and with it a run of given files is measured too.
 // Some files (BESIDE_FILES) run beside the others, in a run of their own without coverage, and the
 // suite closes with one account of where the time of both went (lib/test-timings.ts).
 import { spawn } from 'node:child_process'
@@ -16,16 +16,22 @@ import { globSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { lineCoverage } from './lib/coverage.js'
 import { startPgBouncer } from './lib/pgbouncer.js'
 import { startPostgres } from './lib/postgres-server.js'
 import { closingLines, readTimings } from './lib/test-timings.js'
 
 /**
- * The whole suite's line coverage of src/ may not fall below this (%). Measured on SQLite only
- * (TEST_DATABASES=sqlite, which leaves the PostgreSQL store out): 93.80 % (5764 of 6145 lines) on
- * 2026-11-26; keep it a few points below the figure when raising it.
+ * The whole suite's line coverage of src/ may not fall below this (%). Measured by c8 on 2026-11-30:
+ * 90.54 % (8,949 of 9,883 lines) on both databases; a run on SQLite only leaves the PostgreSQL store
+ * out of the measure (POSTGRES_STORE), since nothing runs it. Node's own coverage, used before, read
+ * 94.67 % of the same tests, counting lines loosely (docs/architecture.md, "Tests drive the real
+ * thing"); keep the floor below the figure when raising it.
  */
 const COVERAGE_FLOOR = 90
+
+/** The store only PostgreSQL runs: out of the coverage measure of a run without it. */
+const POSTGRES_STORE = 'src/store/postgres/**'
 
 /**
  * Files that run beside the others, two at a time and without coverage, instead of holding one of the
@@ -61,15 +67,8 @@ if (process.argv.length <= 2 && notFound.length > 0) {
   process.exit(1)
 }
 const floor = process.env.TEST_COVERAGE_LINES ?? (process.argv.length > 2 ? undefined : String(COVERAGE_FLOOR))
-const coverage =
-  floor === undefined
-    ? []
-    : [
-        '--experimental-test-coverage',
-        '--test-coverage-include=src/**',
-        `--test-coverage-lines=${floor}`,
-        `--import=${fileURLToPath(new URL('lib/no-child-coverage.ts', import.meta.url))}`,
-      ]
+// The covered runs' processes write V8's coverage here, one file each (lib/coverage.ts reads them).
+const coverageDir = floor === undefined ? undefined : mkdtempSync(join(tmpdir(), 'animal-store-coverage-'))
 const env: NodeJS.ProcessEnv = { ...process.env, TEST_DATABASES: databases.join(',') }
 const postgres = databases.includes('postgres') && !env.TEST_POSTGRES_URL ? await startPostgres() : undefined
 if (postgres) env.TEST_POSTGRES_URL = postgres.url
@@ -89,31 +88,33 @@ if (pooler) {
 const compileCache = mkdtempSync(join(tmpdir(), 'animal-store-compile-cache-'))
 env.TEST_COMPILE_CACHE = compileCache
 
-const reporterPath = (name: string) => fileURLToPath(new URL(`lib/${name}`, import.meta.url))
+const timingsReporter = fileURLToPath(new URL('lib/test-timings-reporter.ts', import.meta.url))
+const noChildCoverage = fileURLToPath(new URL('lib/no-child-coverage.ts', import.meta.url))
 const timings = mkdtempSync(join(tmpdir(), 'animal-store-test-timings-'))
 
 /**
  * One node:test run of `runFiles`, `concurrency` files at a time, its output to this process's
  * stdout (`live`) or kept and resolved with its exit code once it ends; its timings go to `name` in
- * the timings folder. Without coverage in `flags`, the test processes use the compile cache too.
+ * the timings folder. A `covered` run's test processes write their coverage to coverageDir
+ * (lib/no-child-coverage.ts keeps it from the programs they start); the others use the compile cache.
  */
 async function run(
   name: string,
   runFiles: string[],
   concurrency: number,
-  flags: string[],
+  covered: boolean,
   live: boolean,
 ): Promise<{ code: number; output: string }> {
   if (runFiles.length === 0) return { code: 0, output: '' }
   const reporters = [
-    `--test-reporter=${reporterPath('test-reporter.ts')}`,
+    '--test-reporter=spec',
     '--test-reporter-destination=stdout',
-    `--test-reporter=${reporterPath('test-timings-reporter.ts')}`,
+    `--test-reporter=${timingsReporter}`,
     `--test-reporter-destination=${join(timings, name)}`,
   ]
-  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...flags, ...runFiles.sort()]
-  const covered = flags.includes('--experimental-test-coverage')
-  const runEnv = covered ? env : { ...env, NODE_COMPILE_CACHE: compileCache }
+  const coverage = covered ? [`--import=${noChildCoverage}`] : []
+  const args = ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...coverage, ...runFiles.sort()]
+  const runEnv = covered ? { ...env, NODE_V8_COVERAGE: coverageDir } : { ...env, NODE_COMPILE_CACHE: compileCache }
   const child = spawn(process.execPath, args, { stdio: ['ignore', live ? 'inherit' : 'pipe', 'inherit'], env: runEnv })
   let output = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -124,28 +125,47 @@ async function run(
   return { code: exitCode ?? 1, output }
 }
 
+/** Prints src/'s line coverage against the floor (%); false if it is below. */
+function coverageMeetsFloor(dir: string, floorPercent: number): boolean {
+  const withPostgres = databases.includes('postgres')
+  const { covered, total, percent } = lineCoverage(dir, withPostgres ? [] : [POSTGRES_STORE])
+  const of = withPostgres ? 'src/' : `src/ but ${POSTGRES_STORE} (no PostgreSQL in this run)`
+  process.stdout.write(
+    `ℹ line coverage of ${of}: ${percent.toFixed(2)} % (${covered} of ${total} lines), floor ${floorPercent} %\n`,
+  )
+  if (percent >= floorPercent) return true
+  process.stdout.write(`✖ line coverage of src/ is below the floor of ${floorPercent} %\n`)
+  return false
+}
+
 let code = 1
 const startedAt = Date.now()
 try {
   const besideFiles = files.filter((file) => BESIDE_FILES.includes(file))
-  const [main, beside] = await Promise.all([
+  const runs = await Promise.all([
     run(
       'main',
       files.filter((file) => !besideFiles.includes(file)),
       2,
-      coverage,
+      coverageDir !== undefined,
       true,
     ),
-    run('beside', besideFiles, 2, [], false),
+    run('beside', besideFiles, 2, false, false),
   ])
+  const [, beside] = runs
   if (beside.output) process.stdout.write(`ℹ run beside the others, without coverage:\n${beside.output}`)
+  const coverageOk = coverageDir === undefined || coverageMeetsFloor(coverageDir, Number(floor))
   process.stdout.write(
-    closingLines([readTimings(join(timings, 'main')), readTimings(join(timings, 'beside'))], Date.now() - startedAt),
+    closingLines(
+      ['main', 'beside'].map((name) => readTimings(join(timings, name))),
+      Date.now() - startedAt,
+    ),
   )
-  code = main.code || beside.code
+  code = runs.find((result) => result.code !== 0)?.code ?? (coverageOk ? 0 : 1)
 } finally {
   rmSync(timings, { recursive: true, force: true })
   rmSync(compileCache, { recursive: true, force: true })
+  if (coverageDir) rmSync(coverageDir, { recursive: true, force: true })
   await pooler?.destroy()
   await postgres?.destroy()
 }

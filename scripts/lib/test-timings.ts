@@ -43,7 +43,7 @@ export function closingLines(runs: RunTimings[], wallMs: number): string {
   const sum = (count: (run: RunTimings) => number) => runs.reduce((total, run) => total + count(run), 0)
   const wall = Math.round(wallMs / 1000)
   return (
-    `ℹ slowest files (of ${files.length}; seconds, the file's process from start to exit):\n${slowest(files)}` +
+    `ℹ slowest files (of ${files.length}; seconds: a file's own process from start to exit, or its tests in the shared one):\n${slowest(files)}` +
     `ℹ slowest tests (of ${tests.length}; seconds):\n${slowest(tests)}` +
     `ℹ the whole suite: ${sum((run) => run.pass)} passed, ${sum((run) => run.fail)} failed, ${sum((run) => run.skipped)} skipped\n` +
     `ℹ wall time of the test run: ${Math.floor(wall / 60)} min ${wall % 60} s\n`

@@ -24,12 +24,13 @@ import { closingLines, readTimings } from './lib/test-timings.js'
 
 /**
  * The whole suite's line coverage of src/ may not fall below this (%). Measured by c8 on 2026-11-30:
- * 90.54 % (8,949 of 9,883 lines) on both databases; a run on SQLite only leaves the PostgreSQL store
- * out of the measure (POSTGRES_STORE), since nothing runs it. Node's own coverage, used before, read
- * 94.67 % of the same tests, counting lines loosely (docs/architecture.md, "Tests drive the real
- * thing"); keep the floor below the figure when raising it.
+ * 90.54 % (8,949 of 9,883 lines) on both databases, 89.44 % (8,148 of 9,109) on SQLite only, which
+ * leaves the PostgreSQL store out of the measure (POSTGRES_STORE) since nothing runs it there. Node's
+ * own coverage, used before, read 94.67 % and 93.80 % of the same tests, counting lines loosely
+ * (docs/architecture.md, "Tests drive the real thing"), against a floor of 90. Keep the floor a
+ * point or two below the lower figure when raising it.
  */
-const COVERAGE_FLOOR = 90
+const COVERAGE_FLOOR = 88
 
 /** The store only PostgreSQL runs: out of the coverage measure of a run without it. */
 const POSTGRES_STORE = 'src/store/postgres/**'

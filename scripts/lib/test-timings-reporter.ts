@@ -12,8 +12,8 @@ import type { RunTimings } from './test-timings.js'
  * Reads the run's events and yields its RunTimings as JSON at the end. Events come in report order (a
  * file's events together, each test's start before its result), so the suites of a test are the names
  * last started at the levels above it; a file's duration is the `test:complete` of the test named by
- * its path, as the runner was given it, or where there is none (no process of its own), the sum of
- * its top-level ones. A top-level suite counts for the file of its first test, not for the helper
+ * its path, as the runner was given it, or in a run without a process per file, the sum of its
+ * top-level ones. A top-level suite counts for the file of its first test, not for the helper
  * that declared it (test-server.ts describeEachDatabase), which node:test gives as its file.
  */
 export default async function* timingsReporter(events: AsyncIterable<TestEvent>): AsyncGenerator<string> {
@@ -44,8 +44,9 @@ export default async function* timingsReporter(events: AsyncIterable<TestEvent>)
       timings.tests.push({ name: `${[...open.slice(0, nesting), name].join(' › ')}${where}`, ms: details.duration_ms })
     }
   }
-  for (const file of new Set([...processes.keys(), ...topLevel.keys()])) {
-    timings.files.push({ name: relative(process.cwd(), file), ms: processes.get(file) ?? topLevel.get(file) ?? 0 })
+  // A run has a process per file or none: in the first, top-level tests are already in their file's time.
+  for (const [file, ms] of processes.size > 0 ? processes : topLevel) {
+    timings.files.push({ name: relative(process.cwd(), file), ms })
   }
   yield JSON.stringify(timings)
 }

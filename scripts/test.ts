@@ -121,8 +121,6 @@ if (process.argv.length <= 2 && notFound.length > 0) {
   process.exit(1)
 }
 const floor = process.env.TEST_COVERAGE_LINES ?? (process.argv.length > 2 ? undefined : String(COVERAGE_FLOOR))
-// The covered runs' processes write V8's coverage here, one file each (lib/coverage.ts reads them).
-const coverageDir = floor === undefined ? undefined : mkdtempSync(join(tmpdir(), 'animal-store-coverage-'))
 const env: NodeJS.ProcessEnv = { ...process.env, TEST_DATABASES: databases.join(',') }
 const postgres = databases.includes('postgres') && !env.TEST_POSTGRES_URL ? await startPostgres() : undefined
 if (postgres) env.TEST_POSTGRES_URL = postgres.url
@@ -141,6 +139,8 @@ if (pooler) {
 // coverage is less precise in functions read from it.
 const compileCache = mkdtempSync(join(tmpdir(), 'animal-store-compile-cache-'))
 env.TEST_COMPILE_CACHE = compileCache
+// The covered runs' processes write V8's coverage here, one file each (lib/coverage.ts reads them).
+const coverageDir = floor === undefined ? undefined : mkdtempSync(join(tmpdir(), 'animal-store-coverage-'))
 
 const timingsReporter = fileURLToPath(new URL('lib/test-timings-reporter.ts', import.meta.url))
 const noChildCoverage = fileURLToPath(new URL('lib/no-child-coverage.ts', import.meta.url))

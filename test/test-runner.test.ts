@@ -22,8 +22,9 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     const runner = (file: string, env: NodeJS.ProcessEnv = {}) =>
       run(process.execPath, ['--import', 'tsx', 'scripts/test.ts', file], {
         cwd: REPO_ROOT,
-        // Without NODE_TEST_CONTEXT, which would make the inner node:test report to this one instead.
-        env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_DATABASES: 'sqlite', ...env },
+        // Without NODE_TEST_CONTEXT, which would make the inner node:test report to this one instead,
+        // and without a coverage floor given to this run, which the files below are not meant to meet.
+        env: { ...process.env, NODE_TEST_CONTEXT: undefined, TEST_COVERAGE_LINES: undefined, TEST_DATABASES: 'sqlite', ...env },
       })
     await assert.rejects(runner(failing), (error: { code?: number }) => error.code === 1)
     const { stdout } = await runner(passing)
@@ -37,6 +38,12 @@ it('scripts/test.ts exits non-zero when a test fails or coverage is below the fl
     assert.match(stdout, /^ℹ slowest tests \(of 1; seconds\):\nℹ +\d+\.\d s {2}passes \(.+passing\.test\.ts\)$/m)
     assert.match(stdout, /^ℹ the whole suite: 1 passed, 0 failed, 0 skipped$/m)
     assert.match(stdout, /^ℹ wall time of the test run: \d+ min \d+ s$/m)
+    // A floor with no line of src/ loaded: nothing was measured, so nothing meets it.
+    await assert.rejects(runner(passing, { TEST_COVERAGE_LINES: '1' }), (error: { code?: number; stdout?: string }) => {
+      assert.equal(error.code, 1)
+      assert.match(error.stdout ?? '', /^ℹ line coverage of src\/.*: 0\.00 % \(0 of 0 lines\), floor 1 %$/m)
+      return true
+    })
     // A passing test that loads src/int64.ts and calls none of it: its lines are not all covered.
     const uncovered = join(dir.path, 'uncovered.test.ts')
     const int64 = JSON.stringify(join(REPO_ROOT, 'src/int64.ts'))

@@ -13,13 +13,13 @@ import { join } from 'node:path'
 export interface LineCoverage {
   covered: number
   total: number
-  /** covered ÷ total, in % (two decimals, as c8 rounds it). */
+  /** covered ÷ total, in %; 0 when no line of src/ was loaded. */
   percent: number
 }
 
-/** c8's summary of one file or of the total, as its json-summary report writes it. */
+/** c8's summary of one file or of the total, as its json-summary report writes it (`pct` is "Unknown" of no line). */
 interface Summary {
-  lines: { total: number; covered: number; pct: number }
+  lines: { total: number; covered: number }
 }
 
 /**
@@ -49,7 +49,8 @@ export function lineCoverage(coverageDir: string, exclude: string[]): LineCovera
       { stdio: ['ignore', 'ignore', 'inherit'] },
     )
     const { total } = JSON.parse(readFileSync(join(reportDir, 'coverage-summary.json'), 'utf8')) as { total: Summary }
-    return { covered: total.lines.covered, total: total.lines.total, percent: total.lines.pct }
+    const { covered, total: lines } = total.lines
+    return { covered, total: lines, percent: lines === 0 ? 0 : (100 * covered) / lines }
   } finally {
     rmSync(reportDir, { recursive: true, force: true })
   }

@@ -1,7 +1,7 @@
-// Preloaded (--import) into a covered run of scripts/test.ts that starts a process per test file: the
-// runner hands NODE_V8_COVERAGE to those processes, and every process they start in turn (the CLI,
-// workers) would inherit it and collect and write coverage too, which slows their start and exit
-// past the tests' deadlines. A test file's process (node:test marks it with NODE_TEST_CONTEXT)
-// already collects its own (read at its start), so removing the variable keeps it from its
-// children; the runner keeps it, for the files' processes.
-if (process.env.NODE_TEST_CONTEXT !== undefined) delete process.env.NODE_V8_COVERAGE
+// Preloaded (--import) into the test file processes of a covered run of scripts/test.ts that starts a
+// process per file (node:test loads it in those processes, not in the runner): the runner hands them
+// NODE_V8_COVERAGE, and every process they start (the CLI, workers) would inherit it and collect and
+// write coverage too, which slows their start and exit past the tests' deadlines. This process's
+// own coverage is already on (read at its start); removing the variable keeps it from its children,
+// and from the worker threads it starts, which copy the environment as it is then.
+delete process.env.NODE_V8_COVERAGE

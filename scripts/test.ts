@@ -171,8 +171,9 @@ async function run(
     `--test-reporter=${timingsReporter}`,
     `--test-reporter-destination=${join(timings, name)}`,
   ]
-  // --experimental-test-isolation: the name Node.js 22 (.ci/run) knows too. The files of the shared
-  // process start no program, so only a process per file needs lib/no-child-coverage.ts.
+  // --experimental-test-isolation: the name Node.js 22 (.ci/run) knows too. The shared process keeps
+  // NODE_V8_COVERAGE (no lib/no-child-coverage.ts), so that its worker threads (the SQLite writer)
+  // are covered; the programs two of its files start inherit none (ONE_PROCESS_FILES).
   const how =
     isolation === 'one process' ? ['--experimental-test-isolation=none'] : [`--test-concurrency=${isolation.concurrency}`]
   const coverage = covered && isolation !== 'one process' ? [`--import=${noChildCoverage}`] : []

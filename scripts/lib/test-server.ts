@@ -133,6 +133,14 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     ? { config: options.databaseConfig, drop: async () => {} }
     : await freshDatabase(options.database ?? 'sqlite', dir.path)
   const store = await openStore(database.config)
+  // A test may close the store itself (the database gone); close() below then closes it no second
+  // time (pg's pool refuses that) and still removes the data.
+  const closeStore = store.close
+  let storeClosed: Promise<void> | undefined
+  store.close = () => {
+    storeClosed ??= closeStore()
+    return storeClosed
+  }
   await store.migrate()
   const { key } = await createKey(store.apiKeys, 'test')
   const logs: string[] = []

@@ -194,8 +194,7 @@ describeEachDatabase('error responses', (database) => {
       assert.equal(ready.json.code, 'service_unavailable')
       assert.equal(ready.headers.get('retry-after'), String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS))
     } finally {
-      await closed.app.close()
-      closed.keys.close()
+      await closed.close()
     }
   })
 })

@@ -16,7 +16,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * The release before this one: the main that landed before this round's changes. Bump it to the
  * landed main each round, so that every release is tested against the one it replaces.
  */
-export const PREVIOUS_RELEASE = 'f2d23d4b2f1e9c2f229fb687cec773ffdb0b752e'
+export const PREVIOUS_RELEASE = '1ca8740dc2b9b06e4b22a0329beddf89e5fc5030'
 
 /**
  * Builds (or reuses) `revision` and resolves to the path of its `dist/cli.js`. Throws with the

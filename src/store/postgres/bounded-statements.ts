@@ -27,6 +27,36 @@ export interface BoundedConnection {
   release(error?: Error): void
 }
 
+/**
+ * Sends `config` on `client` in pg's callback form, beside a timer that holds only `discard`: past
+ * `timeoutMs` (ms) it calls `discard` and then `settle` with STATEMENT_TIMEOUT_MESSAGE's error;
+ * otherwise `settle` gets pg's error or result. `settle` is called once.
+ */
+function sendBounded(
+  client: pg.PoolClient,
+  config: Statement,
+  timeoutMs: number,
+  discard: (error: Error) => void,
+  settle: (error: Error | undefined, result?: pg.QueryResult) => void,
+): void {
+  let late = false
+  const timer = setTimeout(() => {
+    late = true
+    const error = new Error(STATEMENT_TIMEOUT_MESSAGE)
+    discard(error)
+    settle(error)
+  }, timeoutMs)
+  try {
+    client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
+      clearTimeout(timer)
+      if (!late) settle(error, result) // else already settled; this is the connection's end reaching the statement
+    })
+  } catch (error) {
+    clearTimeout(timer)
+    settle(error as Error)
+  }
+}
+
 /** Checks a connection out of `pool` (pg-pool's own wait and its connectionTimeoutMillis apply). */
 async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
   const client = await pool.connect()
@@ -47,24 +77,9 @@ async function checkOut(pool: pg.Pool): Promise<BoundedConnection> {
           reject(discardedBy ?? new Error('a statement on a connection already returned to the pool'))
           return
         }
-        let late = false
-        const timer = setTimeout(() => {
-          late = true
-          const error = new Error(STATEMENT_TIMEOUT_MESSAGE)
-          release(error)
-          reject(error)
-        }, timeoutMs)
-        try {
-          client.query(config, (error: Error | undefined, result: pg.QueryResult) => {
-            clearTimeout(timer)
-            if (late) return // already rejected; this is the connection's end reaching the statement
-            if (error) reject(error)
-            else resolve(result as pg.QueryResult<never>)
-          })
-        } catch (error) {
-          clearTimeout(timer)
-          reject(error)
-        }
+        sendBounded(client, config, timeoutMs, release, (error, result) =>
+          error ? reject(error) : resolve(result as pg.QueryResult<never>),
+        )
       }),
     release,
   }
@@ -97,7 +112,29 @@ export function boundedQuery<R extends pg.QueryResultRow>(
   config: Statement,
   timeoutMs: number,
 ): Promise<pg.QueryResult<R>> {
-  return onConnection(pool, (connection) => connection.query<R>(config, timeoutMs))
+  // One promise for the checkout and the statement together, in pg-pool's and pg's callback forms:
+  // every read and plain create takes this path, and each promise between them cost a microtask
+  // (docs/benchmarks.md).
+  return new Promise((resolve, reject) => {
+    pool.connect((connectError, client, done) => {
+      if (connectError || client === undefined) {
+        reject(connectError ?? new Error('pg-pool gave no connection'))
+        return
+      }
+      let released = false
+      const release = (error?: Error) => {
+        if (released) return
+        released = true
+        done(error)
+      }
+      // Back to the pool (discarded after an error, as pool.query does) before the caller goes on.
+      sendBounded(client, config, timeoutMs, release, (error, result) => {
+        release(error)
+        if (error) reject(error)
+        else resolve(result as pg.QueryResult<never>)
+      })
+    })
+  })
 }
 
 /** `pool` as Kysely's PostgresDialect takes it, each of its statements bounded by `timeoutMs` (ms). */

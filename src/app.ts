@@ -28,6 +28,7 @@ import { createConsistencyTokens } from './http/routes/consistency-token.js'
 import { type CursorCodec, createCursorCodec } from './http/routes/cursor.js'
 import { healthRoutes } from './http/routes/health.js'
 import { openApiServers, registerOpenApi } from './http/routes/openapi.js'
+import { cachingFindPet } from './http/routes/pet-cache.js'
 import { petRoutes } from './http/routes/pets.js'
 import { BODY_LIMIT_BYTES, Pet, RESOURCE_SCHEMAS } from './schemas.js'
 import type { Store } from './store/index.js'
@@ -49,7 +50,7 @@ export interface AppDependencies {
     | 'idempotencyRecordsPerKey'
   > &
     Partial<Pick<Config, 'host' | 'port'>>
-  store: Pick<Store, 'pets' | 'ping'>
+  store: Pick<Store, 'pets' | 'ping' | 'dialect' | 'poolStats'>
   keys: KeyVerifier
   cursorKey: Buffer
   logger: FastifyBaseLogger
@@ -103,7 +104,12 @@ export async function buildApp({
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, openApiServers(config))
   await app.register(petRoutes, {
-    pets: store.pets,
+    // A kept pet is served while the database is there: SQLite is a file of this process; a
+    // PostgreSQL pool that lost its server has no connection left.
+    pets: {
+      ...store.pets,
+      findPet: cachingFindPet(store.pets.findPet, () => store.dialect === 'sqlite' || store.poolStats().total > 0),
+    },
     linkBase,
     cursors,
     tags,

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test'
 import { DEFAULT_IDEMPOTENCY_RECORDS_PER_KEY, DEFAULT_MAX_CONNECTIONS } from '../../src/config.js'
 import { MAX_CACHED_VERDICTS } from '../../src/http/pipeline/key-cache.js'
 import { MAC_CACHE_ENTRIES } from '../../src/http/routes/cursor.js'
+import { PET_CACHE_CHARS } from '../../src/http/routes/pet-cache.js'
 import { STATEMENT_CACHE_ENTRIES } from '../../src/store/index.js'
 import { MAX_REPLY_BYTES } from '../../src/store/resp-connection.js'
 import { REPO_ROOT } from '../support/cli-process.js'
@@ -27,6 +28,7 @@ describe('docs/security.md "Bounded state"', () => {
   it('states the bound each cache holds in the code', () => {
     assert.ok(row('Key verdicts').includes(`at most ${n(MAX_CACHED_VERDICTS)} verdicts`))
     assert.ok(row('Cursor MACs').includes(`at most ${n(MAC_CACHE_ENTRIES)} entries`))
+    assert.ok(row('Pets kept for getPet').includes(`at most ${n(PET_CACHE_CHARS)} characters`))
     assert.ok(row('Prepared SQLite statements').includes(`at most ${n(STATEMENT_CACHE_ENTRIES)}`))
     assert.ok(row('Request metrics').includes(`the ${METHODS.length} methods Node's parser accepts`))
     assert.ok(row('A reply of the rate-limit store').includes(`at most ${n(MAX_REPLY_BYTES)} bytes (\`MAX_REPLY_BYTES\`)`))

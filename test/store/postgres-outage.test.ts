@@ -13,6 +13,8 @@ describe('PostgreSQL outage, restart and recovery', {
   it('answers 503 while the database is down and recovers without a restart', async () => {
     const created = await call(own.server, 'POST', '/v1/pets', { body: { name: 'before', categoryId: 1 } })
     assert.equal(created.status, 201)
+    // Read once, so that the instance keeps it (pet-cache.ts): a kept pet answers 503 too while the database is down.
+    assert.equal((await call(own.server, 'GET', `/v1/pets/${created.json.id}`)).status, 200)
 
     await own.postgres.stop()
     for (const [method, path, body] of [
@@ -41,6 +43,7 @@ describe('PostgreSQL outage, restart and recovery', {
       ['before'],
     )
     assert.equal((await call(own.server, 'POST', '/v1/pets', { body: { name: 'after', categoryId: 3 } })).status, 201)
+    assert.deepEqual((await call(own.server, 'GET', `/v1/pets/${created.json.id}`)).json, created.json)
     assert.ok(
       own.server.logs.every((line) => !/"level":60/.test(line)),
       'nothing fatal was logged',

@@ -1,0 +1,41 @@
+// Pets by id as their JSON, kept by each instance for getPet. The contract has no update or delete
+// (docs/specification.md), so a pet, once read, reads the same forever: a get by id it holds costs
+// the database nothing, which on PostgreSQL is the one part of a fleet that does not scale out. A
+// pet not found is not kept (it may be created next). A kept pet is served only while the database
+// is there, so that an outage still answers 503 as the README says: on PostgreSQL while the pool
+// holds a connection (the server ending, or a connection failing, takes it out of the pool). A
+// restore hands the ids of pets its backup lacks out again, and every instance is restarted after
+// one (docs/operating.md), which empties it.
+import type { PetStore } from '../../store/index.js'
+
+/** Most characters of pet JSON kept; past it the cache starts over. docs/security.md states it. */
+export const PET_CACHE_CHARS = 2_097_152
+
+/**
+ * `findPet` with the pets it found kept by id (as decimal text), up to `maxChars` characters of
+ * JSON in all. A kept pet resolves without reading while `servable()` is true; otherwise, or when
+ * not kept, it resolves and rejects as `findPet` does.
+ */
+export function cachingFindPet(
+  findPet: PetStore['findPet'],
+  servable: () => boolean,
+  maxChars = PET_CACHE_CHARS,
+): PetStore['findPet'] {
+  const kept = new Map<string, string>()
+  let chars = 0
+  return async (id, atLeast) => {
+    const key = String(id)
+    const hit = kept.get(key)
+    if (hit !== undefined && servable()) return hit
+    const body = await findPet(id, atLeast)
+    if (body !== undefined && !kept.has(key)) {
+      if (chars + body.length > maxChars) {
+        kept.clear()
+        chars = 0
+      }
+      kept.set(key, body)
+      chars += body.length
+    }
+    return body
+  }
+}

@@ -32,6 +32,8 @@ describe('the pets kept for getPet', () => {
     assert.equal(await findPet(BigInt(pet.id)), pet.body, 'kept under its id, whether text or bigint')
     servable = false
     assert.equal(await findPet(pet.id), undefined, 'not servable: read from the store, where it is gone')
+    servable = true
+    assert.equal(await findPet(pet.id), undefined, 'a read that found no pet dropped the kept one')
   })
 
   it('keeps no pet it did not find', async () => {

@@ -14,7 +14,7 @@ export const PET_CACHE_CHARS = 2_097_152
 /**
  * `findPet` with the pets it found kept by id (as decimal text), up to `maxChars` characters of
  * JSON in all. A kept pet resolves without reading while `servable()` is true; otherwise, or when
- * not kept, it resolves and rejects as `findPet` does.
+ * not kept, it resolves and rejects as `findPet` does (a read that finds no pet drops a kept one).
  */
 export function cachingFindPet(
   findPet: PetStore['findPet'],
@@ -28,7 +28,14 @@ export function cachingFindPet(
     const hit = kept.get(key)
     if (hit !== undefined && servable()) return hit
     const body = await findPet(id, atLeast)
-    if (body !== undefined && !kept.has(key)) {
+    // A kept pet the database no longer has (a restore that lost it) is dropped, not served again.
+    if (body === undefined) {
+      const dropped = kept.get(key)
+      if (dropped !== undefined) {
+        kept.delete(key)
+        chars -= dropped.length
+      }
+    } else if (!kept.has(key)) {
       if (chars + body.length > maxChars) {
         kept.clear()
         chars = 0

@@ -2,8 +2,8 @@
 // (docs/specification.md), so a pet, once read, reads the same forever: a get by id it holds costs
 // the database nothing, which on PostgreSQL is the one part of a fleet that does not scale out. A
 // pet not found is not kept (it may be created next). A kept pet is served only while the database
-// is there, so that an outage still answers 503 as the README says: on PostgreSQL while the pool
-// holds a connection (the server ending, or a connection failing, takes it out of the pool). A
+// is there, so that an outage still answers 503: on PostgreSQL while the pool holds a connection
+// (a server that stops ends them; behind PgBouncer those to the pooler stay, docs/deploying.md). A
 // restore hands the ids of pets its backup lacks out again, and every instance is restarted after
 // one (docs/operating.md), which empties it.
 import type { PetStore } from '../../store/index.js'

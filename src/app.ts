@@ -50,7 +50,7 @@ export interface AppDependencies {
     | 'idempotencyRecordsPerKey'
   > &
     Partial<Pick<Config, 'host' | 'port'>>
-  store: Pick<Store, 'pets' | 'ping' | 'dialect' | 'poolStats'>
+  store: Pick<Store, 'pets' | 'ping' | 'answering'>
   keys: KeyVerifier
   cursorKey: Buffer
   logger: FastifyBaseLogger
@@ -104,12 +104,8 @@ export async function buildApp({
   const linkBase = config.publicUrl ?? '/v1'
   await registerOpenApi(app, openApiServers(config))
   await app.register(petRoutes, {
-    // A kept pet is served while the database is there: SQLite is a file of this process; a
-    // PostgreSQL pool that lost its server has no connection left.
-    pets: {
-      ...store.pets,
-      findPet: cachingFindPet(store.pets.findPet, () => store.dialect === 'sqlite' || store.poolStats().total > 0),
-    },
+    // A kept pet is served while the database answers, so that an outage answers 503 as before.
+    pets: { ...store.pets, findPet: cachingFindPet(store.pets.findPet, () => store.answering()) },
     linkBase,
     cursors,
     tags,

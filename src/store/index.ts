@@ -25,7 +25,7 @@ import { openSqlite } from './sqlite/sqlite-connection.js'
 import { sqlitePetStore } from './sqlite/sqlite-pets.js'
 import { trackWrites } from './sqlite/write-health.js'
 import type { Database } from './tables.js'
-import { classifyDriverError } from './unavailable.js'
+import { classifyDriverError, StoreUnavailableError } from './unavailable.js'
 
 export type { ActiveKeyHash, ApiKeyRecord } from './api-keys.js'
 export type { CreatedPet, IdempotentOutcome, PetDraft, PetStore, Position } from './pet-store.js'
@@ -74,6 +74,11 @@ export interface Store {
   close(): Promise<void>
   /** PostgreSQL pool connections: open in total, in use, and requests waiting for one. Zeros on SQLite. */
   poolStats(): PoolStats
+  /**
+   * Whether the database answered the store's last operation: false after one failed as unavailable
+   * (StoreUnavailableError) or a PostgreSQL pool lost an idle connection, until one succeeds.
+   */
+  answering(): boolean
   /** With replicas: reads per server, fall-backs to the primary, each replica's lag; undefined without. */
   readStats(): ReadStats | undefined
   /**
@@ -108,7 +113,18 @@ export interface StoreEvents {
  * with the driver's error when the SQLite file cannot be opened.
  */
 export async function openStore(config: DatabaseConfig, events: StoreEvents = {}, replicas?: ReplicaSettings): Promise<Store> {
-  const { dialect, pool, pets, closePets, routing } = await connect(config, events, replicas)
+  // Whether the database answered: false from a failure classified unavailable, or an idle pool
+  // connection lost (a server that stops ends them), until an operation succeeds again.
+  let answering = true
+  const poolError = (error: Error) => {
+    answering = false
+    events.poolError?.(error)
+  }
+  const { dialect, pool, pets, closePets, routing } = await connect(config, { ...events, poolError }, replicas)
+  const guard = <A extends unknown[], R>(operation: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
+    classified(operation, (ok) => {
+      answering = ok
+    })
   const db = new Kysely<Database>({ dialect })
   const writes = trackWrites(() => pets.probeWrite())
   let evicted = 0
@@ -146,6 +162,7 @@ export async function openStore(config: DatabaseConfig, events: StoreEvents = {}
       await db.destroy()
     },
     idempotencyRecordsEvicted: () => evicted,
+    answering: () => answering,
     readStats: () => routing?.stats(),
     poolStats: () =>
       pool
@@ -168,12 +185,23 @@ function queryTimeoutMs(statementTimeoutMs: number): number {
 
 function ignoreClientError(): void {}
 
-function guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+/**
+ * `operation` rejecting with its driver error classified (unavailable.ts), telling `outcome` whether
+ * the database answered: true when it resolves, false when it rejects as unavailable.
+ */
+function classified<A extends unknown[], R>(
+  operation: (...args: A) => Promise<R>,
+  outcome: (answered: boolean) => void,
+): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
-      return await operation(...args)
+      const result = await operation(...args)
+      outcome(true)
+      return result
     } catch (error) {
-      throw classifyDriverError(error)
+      const thrown = classifyDriverError(error)
+      if (thrown instanceof StoreUnavailableError) outcome(false)
+      throw thrown
     }
   }
 }

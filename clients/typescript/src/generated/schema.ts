@@ -334,7 +334,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description Where the new animal can be read: `/v1/pets/{id}`. */
                     Location?: string;
-                    /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, read afresh; no animal was added now); absent otherwise. */
+                    /** @description `true` when this answers again an earlier request with the same `Idempotency-Key` (the pet it added, as stored; no animal was added now); absent otherwise. */
                     "Idempotent-Replayed"?: "true";
                     /** @description Sent when this deployment reads from replicas: the position of this create. Send it back in `Consistency-Token` on later reads (keep the greatest one, comparing the text before the dot) and they include this animal, whichever instance or replica answers. Absent when every read goes to one database (each then sees every create). */
                     "Consistency-Token"?: string;
